@@ -1,0 +1,396 @@
+//! Parses `#[tool(...)]` (on the function and on its parameters) into spanned values.
+//! Parsing never emits tokens; a bad argument is recorded and skipped so parsing goes on.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Token};
+
+use crate::ctxt::Ctxt;
+use crate::symbol::*;
+
+/// One argument's value; a second occurrence is an error at the second one.
+pub struct Attr<T> {
+    name: &'static str,
+    value: Option<(Span, T)>,
+}
+
+impl<T> Attr<T> {
+    pub fn none(name: &'static str) -> Self {
+        Attr { name, value: None }
+    }
+    pub fn set(&mut self, cx: &Ctxt, span: Span, value: T) {
+        if self.value.is_some() {
+            cx.error_at(span, format!("duplicate `{}` argument", self.name));
+        } else {
+            self.value = Some((span, value));
+        }
+    }
+    pub fn get(&self) -> Option<&T> {
+        self.value.as_ref().map(|(_, v)| v)
+    }
+    pub fn span(&self) -> Option<Span> {
+        self.value.as_ref().map(|(s, _)| *s)
+    }
+}
+
+/// `annotations(...)`.
+pub struct Annotations {
+    pub read_only: Attr<bool>,
+    pub destructive: Attr<bool>,
+    pub idempotent: Attr<bool>,
+    pub open_world: Attr<bool>,
+    pub title: Attr<LitStr>,
+}
+
+/// `widget = "name"` or `widget(...)`: parsed now so the grammar is stable.
+pub struct Widget;
+
+/// Everything `#[tool(...)]` on the function says.
+pub struct ToolAttr {
+    pub name: Attr<LitStr>,
+    pub title: Attr<LitStr>,
+    pub description: Attr<LitStr>,
+    pub summary: Attr<LitStr>,
+    pub tags: Attr<Vec<LitStr>>,
+    pub annotations: Option<Annotations>,
+    pub meta: Attr<Expr>,
+    pub icons: Attr<Vec<LitStr>>,
+    pub krate: Attr<syn::Path>,
+    pub widget: Attr<Widget>,
+}
+
+pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
+    let mut attr = ToolAttr {
+        name: Attr::none(NAME),
+        title: Attr::none(TITLE),
+        description: Attr::none(DESCRIPTION),
+        summary: Attr::none(SUMMARY),
+        tags: Attr::none(TAGS),
+        annotations: None,
+        meta: Attr::none(META),
+        icons: Attr::none(ICONS),
+        krate: Attr::none(CRATE),
+        widget: Attr::none(WIDGET),
+    };
+    let parser = syn::meta::parser(|meta| {
+        let span = span_of(&meta);
+        let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        match key.as_str() {
+            NAME => set_str(cx, &meta, &mut attr.name),
+            TITLE => set_str(cx, &meta, &mut attr.title),
+            DESCRIPTION => set_str(cx, &meta, &mut attr.description),
+            SUMMARY => set_str(cx, &meta, &mut attr.summary),
+            TAGS => {
+                if let Some(v) = str_list(cx, &meta, TAGS) {
+                    attr.tags.set(cx, span, v);
+                }
+            }
+            ICONS => {
+                if let Some(v) = str_list(cx, &meta, ICONS) {
+                    attr.icons.set(cx, span, v);
+                }
+            }
+            META => {
+                let form = "`meta = <expression>` (e.g. `meta = serde_json::json!({...})`)";
+                if let Some(e) = value_expr(cx, &meta, form) {
+                    attr.meta.set(cx, span, e);
+                }
+            }
+            CRATE => {
+                if let Some(s) = str_value(cx, &meta, CRATE) {
+                    match s.parse::<syn::Path>() {
+                        Ok(path) => attr.krate.set(cx, span, path),
+                        Err(_) => cx.error_spanned_by(
+                            &s,
+                            "`crate` must be a path, e.g. `crate = \"my_crate::mcp_tools\"`",
+                        ),
+                    }
+                }
+            }
+            ANNOTATIONS => {
+                if attr.annotations.is_some() {
+                    cx.error_at(span, "duplicate `annotations` argument");
+                }
+                let parsed = parse_annotations(cx, &meta);
+                if attr.annotations.is_none() {
+                    attr.annotations = parsed;
+                }
+            }
+            WIDGET => {
+                if let Some(w) = parse_widget(cx, &meta) {
+                    attr.widget.set(cx, span, w);
+                }
+            }
+            _ => {
+                unknown(cx, &meta, "#[tool]", TOOL_ARGS);
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = parser.parse2(args) {
+        cx.syn_error(e);
+    }
+    attr
+}
+
+/// `#[tool(default = expr, rename = "...")]` on a parameter.
+pub struct ParamAttr {
+    pub default: Attr<Expr>,
+    pub rename: Attr<LitStr>,
+}
+
+pub fn parse_param_attr(cx: &Ctxt, attr: &syn::Attribute, into: &mut ParamAttr) {
+    let result = attr.parse_nested_meta(|meta| {
+        let span = span_of(&meta);
+        let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        match key.as_str() {
+            DEFAULT => {
+                if let Some(e) = value_expr(cx, &meta, "`default = <expression>`") {
+                    into.default.set(cx, span, e);
+                }
+            }
+            RENAME => set_str(cx, &meta, &mut into.rename),
+            _ => unknown(cx, &meta, "parameter #[tool]", PARAM_ARGS),
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+    }
+}
+
+fn span_of(meta: &ParseNestedMeta<'_>) -> Span {
+    meta.path.segments.first().map_or_else(Span::call_site, |s| s.ident.span())
+}
+
+/// Records an unknown argument and skips its value.
+fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, what: &str, expected: &[&str]) {
+    let name = quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "");
+    let hint = closest(&name, expected).map(|c| format!(" (did you mean `{c}`?)")).unwrap_or_default();
+    cx.error_spanned_by(
+        &meta.path,
+        format!("unknown {what} argument `{name}`{hint}; expected {}", one_of(expected)),
+    );
+    skip_value(meta);
+}
+
+fn skip_value(meta: &ParseNestedMeta<'_>) {
+    if meta.input.peek(Token![=]) {
+        let _ = meta.value().and_then(|v| v.parse::<Expr>());
+    } else if meta.input.peek(syn::token::Paren) {
+        let _ = meta.parse_nested_meta(|inner| {
+            skip_value(&inner);
+            Ok(())
+        });
+    }
+}
+
+/// The known name nearest to a typo, if it is close.
+fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(name, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min()
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn value_expr(cx: &Ctxt, meta: &ParseNestedMeta<'_>, form: &str) -> Option<Expr> {
+    if !meta.input.peek(Token![=]) {
+        cx.error_spanned_by(&meta.path, format!("expected {form}"));
+        skip_value(meta);
+        return None;
+    }
+    match meta.value().and_then(|v| v.parse::<Expr>()) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            cx.syn_error(e);
+            None
+        }
+    }
+}
+
+fn str_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> Option<LitStr> {
+    let expr = value_expr(cx, meta, &format!("`{key} = \"...\"`"))?;
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s),
+        other => {
+            cx.error_spanned_by(&other, format!("`{key}` takes a string literal: `{key} = \"...\"`"));
+            None
+        }
+    }
+}
+
+fn set_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, attr: &mut Attr<LitStr>) {
+    let span = span_of(meta);
+    if let Some(s) = str_value(cx, meta, attr.name) {
+        attr.set(cx, span, s);
+    }
+}
+
+fn str_list(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> Option<Vec<LitStr>> {
+    let form = format!("`{key} = [\"...\", ...]`");
+    let expr = value_expr(cx, meta, &form)?;
+    let Expr::Array(ExprArray { elems, .. }) = expr else {
+        cx.error_spanned_by(&expr, format!("`{key}` takes a list of string literals: {form}"));
+        return None;
+    };
+    let mut out = Vec::new();
+    for e in elems {
+        match e {
+            Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => out.push(s),
+            other => cx.error_spanned_by(&other, format!("`{key}` takes string literals only")),
+        }
+    }
+    Some(out)
+}
+
+/// `flag` alone means true; `flag = bool` is explicit.
+fn flag(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> Option<bool> {
+    if !meta.input.peek(Token![=]) {
+        return Some(true);
+    }
+    match meta.value().and_then(|v| v.parse::<Expr>()) {
+        Ok(Expr::Lit(ExprLit { lit: Lit::Bool(LitBool { value, .. }), .. })) => Some(value),
+        Ok(other) => {
+            cx.error_spanned_by(
+                &other,
+                format!("`{key}` takes `true` or `false` (or nothing, meaning true)"),
+            );
+            None
+        }
+        Err(e) => {
+            cx.syn_error(e);
+            None
+        }
+    }
+}
+
+fn parse_annotations(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Annotations> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(&meta.path, "expected `annotations(read_only, destructive = false, idempotent, open_world = false, title = \"...\")`");
+        skip_value(meta);
+        return None;
+    }
+    let mut a = Annotations {
+        read_only: Attr::none(READ_ONLY),
+        destructive: Attr::none(DESTRUCTIVE),
+        idempotent: Attr::none(IDEMPOTENT),
+        open_world: Attr::none(OPEN_WORLD),
+        title: Attr::none(TITLE),
+    };
+    let result = meta.parse_nested_meta(|inner| {
+        let span = span_of(&inner);
+        let key = inner.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        let slot = match key.as_str() {
+            READ_ONLY => &mut a.read_only,
+            DESTRUCTIVE => &mut a.destructive,
+            IDEMPOTENT => &mut a.idempotent,
+            OPEN_WORLD => &mut a.open_world,
+            TITLE => {
+                set_str(cx, &inner, &mut a.title);
+                return Ok(());
+            }
+            _ => {
+                unknown(cx, &inner, "annotations", ANNOTATION_ARGS);
+                return Ok(());
+            }
+        };
+        if let Some(v) = flag(cx, &inner, &key) {
+            slot.set(cx, span, v);
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+    }
+    Some(a)
+}
+
+fn parse_widget(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Widget> {
+    if meta.input.peek(Token![=]) {
+        str_value(cx, meta, WIDGET)?;
+        return Some(Widget);
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            "expected `widget = \"name\"` or `widget(name = \"...\", html = \"...\", ...)`",
+        );
+        return None;
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let result = meta.parse_nested_meta(|inner| {
+        let key = inner.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        if seen.contains(&key) {
+            cx.error_spanned_by(&inner.path, format!("duplicate `{key}` argument"));
+        }
+        seen.push(key.clone());
+        match key.as_str() {
+            NAME | HTML | INVOKING | INVOKED => {
+                str_value(cx, &inner, &key);
+            }
+            ACCESSIBLE | PREFERS_BORDER => {
+                flag(cx, &inner, &key);
+            }
+            VISIBILITY => {
+                for v in str_list(cx, &inner, VISIBILITY).unwrap_or_default() {
+                    if v.value() != "model" && v.value() != "app" {
+                        cx.error_spanned_by(&v, "`visibility` entries are \"model\" or \"app\"");
+                    }
+                }
+            }
+            CSP => {
+                let r = inner.parse_nested_meta(|c| {
+                    let k = c.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                    if k == CONNECT || k == RESOURCES {
+                        str_list(cx, &c, &k);
+                    } else {
+                        unknown(cx, &c, "csp", CSP_ARGS);
+                    }
+                    Ok(())
+                });
+                if let Err(e) = r {
+                    cx.syn_error(e);
+                }
+            }
+            _ => unknown(cx, &inner, "widget", WIDGET_ARGS),
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+    }
+    if !seen.iter().any(|k| k == NAME) {
+        cx.error_spanned_by(&meta.path, "`widget(...)` needs `name = \"...\"`");
+    }
+    Some(Widget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_nearest_argument() {
+        assert_eq!(closest("nme", TOOL_ARGS), Some("name"));
+        assert_eq!(closest("anotations", TOOL_ARGS), Some("annotations"));
+        assert_eq!(closest("zzzzzz", TOOL_ARGS), None);
+    }
+}

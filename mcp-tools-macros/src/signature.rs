@@ -1,0 +1,165 @@
+//! Models the annotated function: its parameters (arguments, context extractors, or one
+//! `Args<T>`), their docs and defaults, and its return type. Records what cannot be modelled.
+
+use proc_macro2::Ident;
+use syn::ext::IdentExt;
+use syn::{Expr, FnArg, GenericArgument, ItemFn, LitStr, Pat, PathArguments, ReturnType, Type};
+
+use crate::attr::{Attr, ParamAttr, parse_param_attr};
+use crate::ctxt::Ctxt;
+use crate::docs;
+use crate::symbol::{DEFAULT, RENAME};
+
+pub enum ParamKind {
+    /// A property of the argument object.
+    Arg { wire_name: String, name_span: proc_macro2::Span, doc: Vec<Expr>, default: Option<Expr> },
+    /// `Context`, `State<T>`: filled from the call's context.
+    Extractor,
+    /// `Args<T>`: `T` is the whole argument object.
+    WholeArgs { inner: Type },
+}
+
+pub struct Param {
+    pub kind: ParamKind,
+    /// The binding used in the generated call (`__mcp_arg_N`).
+    pub binding: Ident,
+    pub ty: Type,
+}
+
+pub enum Return {
+    Unit,
+    /// The last path segment is `Result`.
+    Result(Type),
+    Value(Type),
+}
+
+pub struct Signature {
+    pub params: Vec<Param>,
+    pub ret: Return,
+}
+
+/// The last path segment of a type (`a::b::Context<..>` → `Context`).
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        Type::Group(g) => last_segment(&g.elem),
+        Type::Paren(p) => last_segment(&p.elem),
+        _ => None,
+    }
+}
+
+fn single_generic(seg: &syn::PathSegment) -> Option<Type> {
+    match &seg.arguments {
+        PathArguments::AngleBracketed(a) if a.args.len() == 1 => match a.args.first() {
+            Some(GenericArgument::Type(t)) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Models `item`'s signature and strips the attributes rustc would reject on parameters
+/// (doc comments, `#[tool(...)]`) from it, so the function can be emitted as written.
+pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
+    let mut params = Vec::new();
+    for (index, input) in item.sig.inputs.iter_mut().enumerate() {
+        let binding = quote::format_ident!("__mcp_arg_{}", index);
+        let pat_type = match input {
+            FnArg::Receiver(r) => {
+                cx.error_spanned_by(&*r, "#[tool] functions cannot take `self`: write a free function and put shared data in `State<T>` (registered with `ServerBuilder::state`)");
+                continue;
+            }
+            FnArg::Typed(p) => p,
+        };
+        let mut param_attr = ParamAttr { default: Attr::none(DEFAULT), rename: Attr::none(RENAME) };
+        let mut doc_attrs = Vec::new();
+        pat_type.attrs.retain(|a| {
+            if a.path().is_ident("tool") {
+                parse_param_attr(cx, a, &mut param_attr);
+                false
+            } else if a.path().is_ident("doc") {
+                doc_attrs.push(a.clone());
+                false
+            } else {
+                true
+            }
+        });
+        let ty = (*pat_type.ty).clone();
+        let segment = last_segment(&ty);
+        let segment_name = segment.map(|s| s.ident.to_string());
+        let kind = match segment_name.as_deref() {
+            Some("Context" | "State") => {
+                if let Some(span) = param_attr.default.span().or(param_attr.rename.span()) {
+                    cx.error_at(span, "`default` and `rename` apply to arguments, not to context parameters");
+                }
+                ParamKind::Extractor
+            }
+            Some("Args") => match segment.and_then(single_generic) {
+                Some(inner) => {
+                    if let Some(span) = param_attr.default.span().or(param_attr.rename.span()) {
+                        cx.error_at(span, "`default` and `rename` apply to single arguments; use serde attributes on the fields of the `Args<T>` struct");
+                    }
+                    ParamKind::WholeArgs { inner }
+                }
+                None => {
+                    cx.error_spanned_by(&ty, "`Args` takes one type: `Args<MyArguments>`");
+                    continue;
+                }
+            },
+            _ => {
+                let ident = match &*pat_type.pat {
+                    Pat::Ident(p) if p.subpat.is_none() => p.ident.clone(),
+                    other => {
+                        cx.error_spanned_by(other, "a #[tool] argument must be a plain name (e.g. `query: String`); its name is the argument's name in the schema");
+                        continue;
+                    }
+                };
+                let rename = param_attr.rename.get().cloned();
+                let wire_name = rename.as_ref().map_or_else(|| ident.unraw().to_string(), LitStr::value);
+                ParamKind::Arg {
+                    wire_name,
+                    name_span: rename.as_ref().map_or(ident.span(), |r| r.span()),
+                    doc: docs::doc_exprs(&doc_attrs),
+                    default: param_attr.default.get().cloned(),
+                }
+            }
+        };
+        if let ParamKind::Arg { .. } = kind {
+            check_arg_type(cx, &ty);
+        }
+        params.push(Param { kind, binding, ty });
+    }
+
+    let ret = match &item.sig.output {
+        ReturnType::Default => Return::Unit,
+        ReturnType::Type(_, ty) => {
+            if let Type::ImplTrait(_) = &**ty {
+                cx.error_spanned_by(ty, "#[tool] functions cannot return `impl Trait`: name the type (e.g. `String`, a struct deriving `Serialize` and `JsonSchema`, or `ToolResult`)");
+            }
+            match last_segment(ty) {
+                Some(seg) if seg.ident == "Result" => Return::Result((**ty).clone()),
+                _ => Return::Value((**ty).clone()),
+            }
+        }
+    };
+    Signature { params, ret }
+}
+
+/// Argument types are decoded into owned values: no references, no `impl Trait`.
+fn check_arg_type(cx: &Ctxt, ty: &Type) {
+    match ty {
+        Type::Reference(r) => {
+            let fix = match &*r.elem {
+                Type::Path(p) if p.path.is_ident("str") => "use `String` instead of `&str`".to_owned(),
+                Type::Slice(_) => "use `Vec<T>` instead of a slice".to_owned(),
+                other => format!("take `{}` by value", quote::ToTokens::to_token_stream(other)),
+            };
+            cx.error_spanned_by(ty, format!("#[tool] arguments are decoded into owned values: {fix}"));
+        }
+        Type::ImplTrait(_) => {
+            cx.error_spanned_by(ty, "#[tool] arguments cannot be `impl Trait`: name a concrete type")
+        }
+        Type::Infer(_) => cx.error_spanned_by(ty, "#[tool] arguments need a concrete type"),
+        _ => {}
+    }
+}

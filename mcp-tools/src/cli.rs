@@ -1,0 +1,112 @@
+//! The ready-made command line every server binary gets: serve stdio, `list`, `call`, `--help`.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::Server;
+use crate::testing::TestClient;
+
+const USAGE: &str = "\
+USAGE:
+    {bin}                      serve MCP over stdio (what MCP hosts run)
+    {bin} list                 print the tools as `tools/list` sends them (JSON)
+    {bin} call NAME [ARGS]     call tool NAME with ARGS (a JSON object, default {}) and
+                               print the result; exit code 1 if the result is an error
+    {bin} --http ADDR          serve Streamable HTTP (not available in this version)
+    {bin} --help | --version
+
+Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
+
+/// Logs to stderr (stdout carries only protocol messages), filtered by `RUST_LOG`.
+pub(crate) fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+pub(crate) async fn run(server: &Server, args: Vec<String>) -> ExitCode {
+    let bin = std::env::args()
+        .next()
+        .and_then(|p| std::path::Path::new(&p).file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| server.info().name.clone());
+    let usage = USAGE.replace("{bin}", &bin);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        [] => match server.serve_stdio().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                tracing::error!("stdio transport failed: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        ["-h" | "--help" | "help"] => {
+            println!("{} {}: an MCP server\n\n{usage}", server.info().name, server.info().version);
+            ExitCode::SUCCESS
+        }
+        ["-V" | "--version"] => {
+            println!("{} {}", server.info().name, server.info().version);
+            ExitCode::SUCCESS
+        }
+        ["list"] => {
+            print_json(&server.tools_json());
+            ExitCode::SUCCESS
+        }
+        ["call", name] => call(server, name, "{}").await,
+        ["call", name, arguments] => call(server, name, arguments).await,
+        ["--http", ..] => {
+            eprintln!(
+                "error: the Streamable HTTP transport is not available in this version; serve stdio (no arguments)"
+            );
+            ExitCode::from(2)
+        }
+        _ => {
+            eprintln!("error: unexpected arguments {args:?}\n\n{usage}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn call(server: &Server, name: &str, arguments: &str) -> ExitCode {
+    let arguments: Value = match serde_json::from_str(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(other) => {
+            eprintln!("error: the arguments must be a JSON object, not {other}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: the arguments are not valid JSON: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let client = TestClient::connect(server).await;
+    let result = client.call(name, arguments).await;
+    for notification in client.take_notifications().await {
+        eprintln!("{notification}");
+    }
+    match result {
+        Ok(result) => {
+            print_json(result.json());
+            if result.is_error() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            let names = server.tool_names();
+            if server.inner.registry.get(name).is_none() {
+                eprintln!("the tools are: {}", names.join(", "));
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn print_json(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, value);
+    let _ = writeln!(out);
+}

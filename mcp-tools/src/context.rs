@@ -1,0 +1,294 @@
+//! The per-call [`Context`]: progress, logging, cancellation, request and client facts, and
+//! typed shared state ([`State`]).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{Implementation, ProgressToken, RequestId, encode_notification};
+use crate::session::Outbound;
+
+/// Severity of a log message (`notifications/message`), as in RFC 5424.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    fn from_u8(n: u8) -> LogLevel {
+        use LogLevel::*;
+        [Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency][n.min(7) as usize]
+    }
+}
+
+/// Facts about the connected client and the session's settings, shared by all its calls.
+pub(crate) struct Peer {
+    pub client_info: Implementation,
+    pub client_capabilities: Map<String, Value>,
+    pub protocol_version: String,
+    /// Minimum level of `notifications/message` the client wants (set by `logging/setLevel`).
+    pub log_level: AtomicU8,
+    pub outbound: Outbound,
+}
+
+impl Peer {
+    pub fn new(outbound: Outbound) -> Self {
+        Peer {
+            client_info: Implementation::default(),
+            client_capabilities: Map::new(),
+            protocol_version: crate::LATEST_PROTOCOL_VERSION.to_owned(),
+            log_level: AtomicU8::new(LogLevel::Info as u8),
+            outbound,
+        }
+    }
+    pub fn log_level(&self) -> LogLevel {
+        LogLevel::from_u8(self.log_level.load(Ordering::Relaxed))
+    }
+    pub fn set_log_level(&self, level: LogLevel) {
+        self.log_level.store(level as u8, Ordering::Relaxed);
+    }
+}
+
+/// Typed values shared by every call, registered with
+/// [`ServerBuilder::state`](crate::ServerBuilder::state).
+#[derive(Default)]
+pub(crate) struct StateMap {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl StateMap {
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.values.insert(TypeId::of::<T>(), value);
+    }
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values.get(&TypeId::of::<T>()).cloned().map(|v| v.downcast::<T>().expect("keyed by TypeId"))
+    }
+    pub fn contains(&self, id: TypeId) -> bool {
+        self.values.contains_key(&id)
+    }
+}
+
+struct CallInner {
+    request_id: RequestId,
+    tool: Arc<str>,
+    progress_token: Option<ProgressToken>,
+    peer: Arc<Peer>,
+    state: Arc<StateMap>,
+    cancel: CancellationToken,
+}
+
+/// What a tool handler knows about its call. Add a parameter of this type to a `#[tool]`
+/// function (it is not part of the input schema) or use the one given to a runtime tool.
+///
+/// ```
+/// use mcp_tools::{tool, Context, LogLevel, ToolError};
+///
+/// /// Count to `n`, reporting progress.
+/// #[tool]
+/// async fn count(n: u32, ctx: Context) -> Result<u32, ToolError> {
+///     for i in 0..n {
+///         if ctx.is_cancelled() {
+///             return Err(ToolError::new("cancelled"));
+///         }
+///         ctx.report_progress(i as f64, Some(n as f64), None);
+///     }
+///     ctx.log(LogLevel::Info, format!("counted to {n}"));
+///     Ok(n)
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    inner: Arc<CallInner>,
+}
+
+impl Context {
+    pub(crate) fn new(
+        request_id: RequestId,
+        tool: Arc<str>,
+        progress_token: Option<ProgressToken>,
+        peer: Arc<Peer>,
+        state: Arc<StateMap>,
+        cancel: CancellationToken,
+    ) -> Self {
+        Context { inner: Arc::new(CallInner { request_id, tool, progress_token, peer, state, cancel }) }
+    }
+
+    /// The JSON-RPC id of the `tools/call` request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.request_id
+    }
+
+    /// The name of the tool being called.
+    pub fn tool_name(&self) -> &str {
+        &self.inner.tool
+    }
+
+    /// The client's `clientInfo` from `initialize`.
+    pub fn client_info(&self) -> &Implementation {
+        &self.inner.peer.client_info
+    }
+
+    /// The client's declared capabilities from `initialize` (e.g. `sampling`, `elicitation`).
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        &self.inner.peer.client_capabilities
+    }
+
+    /// The negotiated protocol revision.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.peer.protocol_version
+    }
+
+    /// Sends `notifications/progress` for this call. Does nothing when the request carried no
+    /// progress token (the client did not ask for progress).
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.inner.progress_token else { return };
+        let mut params = json!({"progressToken": token, "progress": progress});
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.inner.peer.outbound.send(encode_notification("notifications/progress", &params));
+    }
+
+    /// Whether progress reports reach anyone (the request carried a progress token).
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some()
+    }
+
+    /// Sends a `notifications/message` log entry to the client, if `level` is at or above the
+    /// level the client chose with `logging/setLevel` (default: `info`). `data` is any JSON
+    /// value; a string is the usual choice.
+    pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        self.log_as(level, None, data);
+    }
+
+    /// Like [`log`](Context::log), naming a logger.
+    pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) {
+        if level < self.inner.peer.log_level() {
+            return;
+        }
+        let mut params = json!({"level": level, "data": data.into()});
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.inner.peer.outbound.send(encode_notification("notifications/message", &params));
+    }
+
+    /// Whether the client cancelled this call (`notifications/cancelled`). The handler's future
+    /// is also dropped at its next `.await` after cancellation; this lets blocking loops stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Resolves when the client cancels this call.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// The cancellation token of this call, to hand to spawned work.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// Shared state of type `T`, registered with
+    /// [`ServerBuilder::state`](crate::ServerBuilder::state).
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.inner.state.get::<T>()
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("request_id", &self.inner.request_id)
+            .field("tool", &self.inner.tool)
+            .field("client", &self.inner.peer.client_info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Shared state of type `T` as a `#[tool]` parameter (not part of the input schema).
+///
+/// The server checks at start-up that every `State<T>` a tool asks for was registered with
+/// [`ServerBuilder::state`](crate::ServerBuilder::state).
+///
+/// ```
+/// use mcp_tools::{tool, State};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// #[derive(Default)]
+/// struct Hits {
+///     count: AtomicU64,
+/// }
+///
+/// /// Count calls.
+/// #[tool]
+/// async fn hit(hits: State<Hits>) -> u64 {
+///     hits.count.fetch_add(1, Ordering::Relaxed) + 1
+/// }
+/// ```
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(self.0.clone())
+    }
+}
+
+/// A `#[tool]` parameter filled from the call's context instead of its arguments:
+/// [`Context`] and [`State<T>`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be taken from the call's context",
+    label = "parameters named `Context` or `State` are filled from the context, not from the arguments",
+    note = "use `mcp_tools::Context` or `mcp_tools::State<T>`, or rename your type"
+)]
+pub trait FromContext: Sized {
+    /// Extracts the value.
+    fn from_context(ctx: &Context) -> Self;
+    /// The state type this extractor needs, checked at start-up: its id and name.
+    fn required_state() -> Option<(TypeId, &'static str)> {
+        None
+    }
+}
+
+impl FromContext for Context {
+    fn from_context(ctx: &Context) -> Self {
+        ctx.clone()
+    }
+}
+
+impl<T: Send + Sync + 'static> FromContext for State<T> {
+    fn from_context(ctx: &Context) -> Self {
+        State(ctx.state::<T>().unwrap_or_else(|| {
+            panic!("state `{}` is not registered (checked at start-up)", std::any::type_name::<T>())
+        }))
+    }
+    fn required_state() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
+    }
+}

@@ -1,0 +1,129 @@
+//! Errors: [`ToolError`] (a tool call failed; the model is told) and [`BuildError`] (the server's
+//! catalog is wrong; reported once at start-up).
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// A failed tool call. It becomes a result with `isError: true` whose text is the
+/// [message](ToolError::message): what the model reads and can act on. Internal detail (the
+/// [source](ToolError::source_error)) is logged on the server's stderr, never sent.
+///
+/// ```
+/// use mcp_tools::ToolError;
+/// // The model sees "no note with id 7"; nothing else.
+/// let e = ToolError::new("no note with id 7");
+/// assert_eq!(e.message(), "no note with id 7");
+///
+/// // `?` on any std error converts it; its Display is what the model sees.
+/// fn parse(s: &str) -> Result<u32, ToolError> { Ok(s.parse::<u32>()?) }
+/// assert_eq!(parse("x").unwrap_err().message(), "invalid digit found in string");
+///
+/// // Hide the detail from the model, keep it in the logs.
+/// let io = std::io::Error::other("disk /dev/sda1 failed");
+/// let e = ToolError::internal(io);
+/// assert_eq!(e.message(), "the tool failed with an internal error");
+/// assert!(e.source_error().unwrap().to_string().contains("sda1"));
+/// ```
+pub struct ToolError {
+    message: Cow<'static, str>,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl ToolError {
+    /// An error whose message the model sees.
+    pub fn new(message: impl Into<Cow<'static, str>>) -> Self {
+        ToolError { message: message.into(), source: None }
+    }
+
+    /// An internal failure: the model sees a generic message, the detail is only logged.
+    pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        ToolError {
+            message: Cow::Borrowed("the tool failed with an internal error"),
+            source: Some(source.into()),
+        }
+    }
+
+    /// Attaches internal detail (logged, not sent) to an error.
+    pub fn with_source(
+        mut self,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// The message the model sees.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The internal detail, if any.
+    pub fn source_error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.source.as_deref()
+    }
+
+    pub(crate) fn into_result(self, tool: &str) -> crate::ToolResult {
+        if let Some(source) = &self.source {
+            tracing::warn!(tool, error = %source, "tool failed: {}", self.message);
+        }
+        crate::ToolResult::error(self.message.into_owned())
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+    fn from(error: E) -> Self {
+        ToolError { message: Cow::Owned(error.to_string()), source: Some(Box::new(error)) }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ToolError");
+        d.field("message", &self.message);
+        if let Some(source) = &self.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+/// Conversion of a `#[tool]` function's error type into a [`ToolError`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error type of a #[tool] function",
+    label = "this error type",
+    note = "use `mcp_tools::ToolError`, or any type implementing `std::error::Error + Send + Sync + 'static`"
+)]
+pub trait IntoToolError {
+    /// Converts the error.
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> IntoToolError for E {
+    fn into_tool_error(self) -> ToolError {
+        self.into()
+    }
+}
+
+/// A mistake in the server's catalog or configuration, found when the server is built.
+/// All problems are collected, so one start-up shows every one of them.
+#[derive(Debug, thiserror::Error)]
+#[error("the MCP server could not start:\n{}", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct BuildError {
+    problems: Vec<String>,
+}
+
+impl BuildError {
+    pub(crate) fn new(problems: Vec<String>) -> Self {
+        BuildError { problems }
+    }
+    /// Each problem, one sentence each.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}

@@ -1,0 +1,102 @@
+//! # mcp-tools
+//!
+//! Write [Model Context Protocol](https://modelcontextprotocol.io) servers in Rust with as little
+//! code as possible: annotate an `async fn` with [`#[tool]`](macro@tool), and the ready-made
+//! command line serves it over stdio.
+//!
+//! ```no_run
+//! use mcp_tools::{tool, ToolError};
+//!
+//! /// Add two numbers.
+//! #[tool(annotations(read_only, idempotent))]
+//! async fn add(/// the first term
+//!              a: i64,
+//!              /// the second term
+//!              b: i64) -> Result<i64, ToolError> {
+//!     a.checked_add(b).ok_or_else(|| ToolError::new("the sum overflows"))
+//! }
+//!
+//! mcp_tools::main!();
+//! ```
+//!
+//! The attribute derives the input schema from the parameters and the output schema from the
+//! return type, checks the declaration at compile time, and registers the tool; the runtime
+//! collects every `#[tool]` of the binary (through [`inventory`](https://docs.rs/inventory)),
+//! validates the catalog at start-up and speaks JSON-RPC on stdin/stdout.
+//!
+//! * [`#[tool]`](macro@tool): the attribute reference, with what it expands to.
+//! * [`Server`] / [`ServerBuilder`]: server options, shared state, runtime tools, the command line.
+//! * [`Tool`]: a tool built at run time from a JSON schema and a closure.
+//! * [`Context`] / [`State`]: what a handler can ask of its request (progress, logging,
+//!   cancellation, client info, shared state).
+//! * [`ToolResult`], [`ToolError`], [`ToolOutput`]: what a handler returns.
+//! * [`testing::TestClient`]: call tools in-process from your own tests.
+
+#![warn(missing_docs)]
+
+mod cli;
+mod context;
+mod error;
+mod protocol;
+mod registry;
+mod result;
+pub mod schema;
+mod server;
+mod session;
+mod stdio;
+pub mod testing;
+mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use context::{Context, FromContext, LogLevel, State};
+pub use error::{BuildError, ToolError};
+pub use protocol::{Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+pub use result::{Content, EmbeddedResource, ToolOutput, ToolResult};
+pub use server::{Server, ServerBuilder, ToolInfo};
+pub use tool::{Annotations, Args, Icon, Tool};
+
+/// Turns an `async fn` into an MCP tool. See the [attribute reference](crate::docs::tool_attribute).
+pub use mcp_tools_macros::tool;
+
+pub mod docs;
+
+/// Defines `fn main()` for a server binary whose tools are all `#[tool]` functions.
+///
+/// ```no_run
+/// # use mcp_tools::tool;
+/// /// Say hello.
+/// #[tool]
+/// async fn hello(name: String) -> String {
+///     format!("Hello, {name}!")
+/// }
+///
+/// mcp_tools::main!();
+/// ```
+///
+/// expands to
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     mcp_tools::Server::builder()
+///         .name(env!("CARGO_PKG_NAME"))
+///         .version(env!("CARGO_PKG_VERSION"))
+///         .run()
+/// }
+/// ```
+///
+/// which gives the binary the ready-made command line (`--help`, `list`, `call`, and stdio
+/// serving with no arguments). Write that `main` yourself to add shared state or runtime tools.
+#[macro_export]
+macro_rules! main {
+    () => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::Server::builder()
+                .name(::core::env!("CARGO_PKG_NAME"))
+                .version(::core::env!("CARGO_PKG_VERSION"))
+                .run()
+        }
+    };
+}

@@ -1,0 +1,356 @@
+//! What a tool returns: [`ToolResult`] (content blocks, structured content, `isError`, `_meta`)
+//! and the [`ToolOutput`] trait that turns a handler's return value into one.
+
+use base64::Engine as _;
+use schemars::JsonSchema;
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::schema::OutputPlan;
+
+/// One content block of a tool result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Content {
+    /// Plain (or Markdown) text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 of the image bytes.
+        data: String,
+        /// e.g. `image/png`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// Audio, base64-encoded.
+    Audio {
+        /// Base64 of the audio bytes.
+        data: String,
+        /// e.g. `audio/wav`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// A resource embedded in the result.
+    Resource {
+        /// The resource's contents.
+        resource: EmbeddedResource,
+    },
+    /// A link to a resource the client may read.
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its programmatic name.
+        name: String,
+        /// Description, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// MIME type, if known.
+        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+    /// An image block from raw bytes (base64-encoded here).
+    pub fn image(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Content::Image { data: base64_encode(bytes.as_ref()), mime_type: mime_type.into() }
+    }
+    /// An audio block from raw bytes (base64-encoded here).
+    pub fn audio(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Content::Audio { data: base64_encode(bytes.as_ref()), mime_type: mime_type.into() }
+    }
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text { text } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// The contents of an embedded resource: text or a binary blob.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct EmbeddedResource {
+    /// The resource's URI.
+    pub uri: String,
+    /// MIME type, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Text contents (exclusive with `blob`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Base64 contents (exclusive with `text`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+}
+
+impl EmbeddedResource {
+    /// A text resource.
+    pub fn text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
+        EmbeddedResource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: Some(text.into()),
+            blob: None,
+        }
+    }
+    /// A binary resource (base64-encoded here).
+    pub fn blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: impl AsRef<[u8]>) -> Self {
+        EmbeddedResource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: None,
+            blob: Some(base64_encode(bytes.as_ref())),
+        }
+    }
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Structured content, kept as the JSON text it was serialized to once (derived tools) or as a
+/// value (runtime tools and builders).
+#[derive(Clone, Debug)]
+pub(crate) enum Structured {
+    Raw(Box<RawValue>),
+    Value(Value),
+}
+
+impl Serialize for Structured {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Structured::Raw(raw) => raw.serialize(s),
+            Structured::Value(v) => v.serialize(s),
+        }
+    }
+}
+
+/// The result of a `tools/call`: content blocks for the model, optional structured content
+/// (an object) for programs and views, an error flag, and `_meta`.
+///
+/// Build one for mixed content:
+///
+/// ```
+/// use mcp_tools::{Content, EmbeddedResource, ToolResult};
+/// let result = ToolResult::new()
+///     .text("Here is the chart and its data.")
+///     .image(&[0x89, b'P', b'N', b'G'], "image/png")
+///     .resource(EmbeddedResource::text("notes://1", "text/markdown", "# Note"))
+///     .meta("trace", "abc");
+/// assert_eq!(result.content().len(), 3);
+/// assert!(!result.is_error());
+/// ```
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    content: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<Structured>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Map<String, Value>>,
+}
+
+impl ToolResult {
+    /// An empty, successful result.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// A failed result (`isError: true`) whose text is `message`.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolResult { content: vec![Content::text(message)], is_error: true, ..Self::default() }
+    }
+    /// A successful result with structured content (must serialize to a JSON object) and the
+    /// same JSON as a text block for clients that read only text.
+    pub fn structured(value: impl Serialize) -> Result<Self, crate::ToolError> {
+        let value = serde_json::to_value(value).map_err(crate::ToolError::internal)?;
+        let text = value.to_string();
+        Ok(ToolResult {
+            content: vec![Content::text(text)],
+            structured_content: Some(Structured::Value(value)),
+            ..Self::default()
+        })
+    }
+    /// Appends a text block.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.content.push(Content::text(text));
+        self
+    }
+    /// Appends a Markdown text block (MCP text blocks carry Markdown; hosts render it).
+    pub fn markdown(self, markdown: impl Into<String>) -> Self {
+        self.text(markdown)
+    }
+    /// Appends an image block from raw bytes.
+    pub fn image(mut self, bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        self.content.push(Content::image(bytes, mime_type));
+        self
+    }
+    /// Appends an audio block from raw bytes.
+    pub fn audio(mut self, bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        self.content.push(Content::audio(bytes, mime_type));
+        self
+    }
+    /// Appends an embedded resource.
+    pub fn resource(mut self, resource: EmbeddedResource) -> Self {
+        self.content.push(Content::Resource { resource });
+        self
+    }
+    /// Appends a link to a resource.
+    pub fn resource_link(
+        mut self,
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        mime_type: Option<&str>,
+    ) -> Self {
+        self.content.push(Content::ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            description: None,
+            mime_type: mime_type.map(str::to_owned),
+        });
+        self
+    }
+    /// Appends any content block.
+    pub fn content_block(mut self, content: Content) -> Self {
+        self.content.push(content);
+        self
+    }
+    /// Sets the structured content (a JSON object) without adding a text block.
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured_content = Some(Structured::Value(value));
+        self
+    }
+    /// Adds a `_meta` entry.
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta.get_or_insert_with(Map::new).insert(key.into(), value.into());
+        self
+    }
+    /// Marks the result as failed (`isError: true`) or not.
+    pub fn with_error(mut self, is_error: bool) -> Self {
+        self.is_error = is_error;
+        self
+    }
+
+    /// The content blocks.
+    pub fn content(&self) -> &[Content] {
+        &self.content
+    }
+    /// Whether the result reports a failure.
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+    /// The structured content, parsed.
+    pub fn structured_content(&self) -> Option<Value> {
+        match self.structured_content.as_ref()? {
+            Structured::Value(v) => Some(v.clone()),
+            Structured::Raw(raw) => serde_json::from_str(raw.get()).ok(),
+        }
+    }
+    /// The `_meta` map.
+    pub fn meta_map(&self) -> Option<&Map<String, Value>> {
+        self.meta.as_ref()
+    }
+    /// The text of every text block, joined by newlines.
+    pub fn joined_text(&self) -> String {
+        self.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
+    }
+
+    pub(crate) fn structured_value(&self) -> Option<&Value> {
+        match self.structured_content.as_ref()? {
+            Structured::Value(v) => Some(v),
+            Structured::Raw(_) => None,
+        }
+    }
+    pub(crate) fn from_raw_structured(raw: Box<RawValue>) -> Self {
+        ToolResult {
+            content: vec![Content::text(raw.get().to_owned())],
+            structured_content: Some(Structured::Raw(raw)),
+            ..Self::default()
+        }
+    }
+}
+
+/// A value a tool can return.
+///
+/// Implemented for every `T: Serialize + JsonSchema` and for [`ToolResult`]. How a value
+/// becomes a result is decided once per tool, at start-up, from `T`'s schema (see
+/// [`crate::schema`]):
+///
+/// * a plain string (`String`, `&'static str`, `Cow<str>` …) becomes one text block;
+/// * `()` becomes an empty result;
+/// * anything else becomes `structuredContent` (wrapped as `{"result": …}` when it is not a JSON
+///   object) plus the same JSON as a text block, and the tool advertises the matching
+///   `outputSchema`.
+///
+/// A `#[tool]` function may also return `Result<T, E>` with `T: ToolOutput` and
+/// `E: Into<ToolError>`; `Err` becomes an `isError: true` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a #[tool] function",
+    label = "this return type",
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `String`, `()`, `mcp_tools::ToolResult`, or a `Result` of one of these"
+)]
+pub trait ToolOutput: Send {
+    /// The output schema this type advertises (before the schema policy), or `None` for
+    /// results without structured content.
+    fn output_schema(generator: &mut schemars::SchemaGenerator) -> Option<schemars::Schema>;
+    /// Converts the value into a result, following the plan decided at start-up.
+    fn into_tool_result(self, plan: OutputPlan) -> ToolResult;
+}
+
+impl<T: Serialize + JsonSchema + Send> ToolOutput for T {
+    fn output_schema(generator: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
+        Some(generator.root_schema_for::<T>())
+    }
+    fn into_tool_result(self, plan: OutputPlan) -> ToolResult {
+        match plan {
+            OutputPlan::Empty => ToolResult::new(),
+            OutputPlan::Text => match serde_json::to_value(&self) {
+                Ok(Value::String(text)) => ToolResult::new().text(text),
+                Ok(other) => ToolResult::new().text(other.to_string()),
+                Err(e) => serialize_failure(e),
+            },
+            OutputPlan::Structured { wrap } => {
+                let json = if wrap {
+                    #[derive(Serialize)]
+                    struct Wrapped<'a, T> {
+                        result: &'a T,
+                    }
+                    serde_json::to_string(&Wrapped { result: &self })
+                } else {
+                    serde_json::to_string(&self)
+                };
+                match json.map(RawValue::from_string) {
+                    Ok(Ok(raw)) => ToolResult::from_raw_structured(raw),
+                    Ok(Err(e)) | Err(e) => serialize_failure(e),
+                }
+            }
+        }
+    }
+}
+
+fn serialize_failure(error: serde_json::Error) -> ToolResult {
+    tracing::error!(%error, "a tool's output could not be serialized");
+    ToolResult::error(format!("the tool's output could not be serialized: {error}"))
+}
+
+impl ToolOutput for ToolResult {
+    fn output_schema(_: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
+        None
+    }
+    fn into_tool_result(self, _: OutputPlan) -> ToolResult {
+        self
+    }
+}

@@ -1,0 +1,256 @@
+//! The one schema policy: how schemas derived from Rust types are shaped before they are
+//! advertised. Applied once per tool at start-up; hand-written schemas are never touched.
+//!
+//! A derived schema is plain and self-contained, because real clients handle anything else badly:
+//!
+//! * JSON Schema 2020-12 semantics, with no `$schema` key and no root `title`;
+//! * the root is `{"type": "object", …}` (inputs always; outputs that are not objects are wrapped
+//!   as `{"result": …}`, see [`OutputPlan`]);
+//! * subschemas are inlined: no `$ref`/`$defs` unless the type is recursive;
+//! * an optional property (`Option<T>`, not in `required`) is described by `T`'s schema: the
+//!   `null` alternative is dropped from what is advertised (a client that sends `null` is still
+//!   accepted), and so is a `"default": null`;
+//! * properties keep declaration order, so the output is deterministic.
+
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+/// How a tool's return value becomes a result, decided once per tool from its output schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputPlan {
+    /// `()`: an empty result, no output schema.
+    Empty,
+    /// A plain string: one text block, no output schema.
+    Text,
+    /// Structured content and an output schema; `wrap` puts non-object values in
+    /// `{"result": …}`.
+    Structured {
+        /// Whether the value is wrapped in `{"result": …}`.
+        wrap: bool,
+    },
+}
+
+/// The generator used for input (argument) schemas.
+pub fn input_generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+            s.contract = Contract::Deserialize;
+        })
+        .into_generator()
+}
+
+/// The generator used for output (return value) schemas: they describe serialization.
+pub fn output_generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+            s.contract = Contract::Serialize;
+        })
+        .into_generator()
+}
+
+/// The input schema of `T`, as advertised (policy applied). `T` must describe a JSON object.
+pub fn input_schema_for<T: JsonSchema>() -> Result<Value, String> {
+    let schema = input_generator().into_root_schema_for::<T>();
+    advertised_input(schema.to_value())
+}
+
+/// Applies the policy to a derived input schema. Fails if the root is not an object.
+pub fn advertised_input(mut schema: Value) -> Result<Value, String> {
+    tidy_root(&mut schema);
+    if !ensure_object_root(&mut schema) {
+        return Err(format!(
+            "the argument type's schema is not a JSON object (its schema is {schema}); \
+             tool arguments are always an object"
+        ));
+    }
+    simplify(&mut schema);
+    Ok(schema)
+}
+
+/// Decides the output plan from a derived output schema and returns the schema to advertise
+/// (policy applied, wrapped when needed).
+pub fn plan_output(schema: Option<Schema>) -> (OutputPlan, Option<Value>) {
+    let Some(schema) = schema else { return (OutputPlan::Structured { wrap: false }, None) };
+    let mut schema = schema.to_value();
+    tidy_root(&mut schema);
+    let bare = strip_annotations(&schema);
+    if bare == json!({"type": "string"}) {
+        return (OutputPlan::Text, None);
+    }
+    if bare == json!({"type": "null"}) {
+        return (OutputPlan::Empty, None);
+    }
+    if ensure_object_root(&mut schema) {
+        simplify(&mut schema);
+        return (OutputPlan::Structured { wrap: false }, Some(schema));
+    }
+    // Move `$defs` (recursive types) to the wrapper's root so `$ref`s keep resolving.
+    let defs = schema.as_object_mut().and_then(|o| o.remove("$defs"));
+    let mut wrapped = json!({
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+    });
+    if let Some(defs) = defs {
+        wrapped["$defs"] = defs;
+    }
+    simplify(&mut wrapped);
+    (OutputPlan::Structured { wrap: true }, Some(wrapped))
+}
+
+/// Removes the keys a root schema must not carry: `$schema` and the type name as `title`.
+fn tidy_root(schema: &mut Value) {
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+        if obj.get("$defs").and_then(Value::as_object).is_some_and(Map::is_empty) {
+            obj.remove("$defs");
+        }
+    }
+}
+
+fn strip_annotations(schema: &Value) -> Value {
+    let mut bare = schema.clone();
+    if let Some(obj) = bare.as_object_mut() {
+        for key in ["description", "examples", "default", "$comment", "format"] {
+            obj.remove(key);
+        }
+    }
+    bare
+}
+
+/// Makes sure the root says `"type": "object"`. A schema whose every `oneOf`/`anyOf` branch is
+/// an object (an internally tagged enum, say) gets the key added; anything else is not an object.
+fn ensure_object_root(schema: &mut Value) -> bool {
+    let Some(obj) = schema.as_object_mut() else { return false };
+    match obj.get("type") {
+        Some(Value::String(t)) => return t == "object",
+        Some(_) => return false,
+        None => {}
+    }
+    let branches_are_objects = ["oneOf", "anyOf"].iter().any(|k| {
+        obj.get(*k).and_then(Value::as_array).is_some_and(|branches| {
+            !branches.is_empty()
+                && branches.iter().all(|b| b.get("type").and_then(Value::as_str) == Some("object"))
+        })
+    });
+    if branches_are_objects {
+        // Keep "type" first for readability.
+        let mut with_type = Map::new();
+        with_type.insert("type".into(), "object".into());
+        with_type.extend(std::mem::take(obj));
+        *obj = with_type;
+    }
+    branches_are_objects
+}
+
+/// Walks the schema and drops `null` alternatives from optional properties.
+fn simplify(schema: &mut Value) {
+    let Some(obj) = schema.as_object_mut() else {
+        if let Some(items) = schema.as_array_mut() {
+            items.iter_mut().for_each(simplify);
+        }
+        return;
+    };
+    let required: Vec<String> = obj
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if !required.iter().any(|r| r == name) {
+                drop_null(prop);
+            }
+        }
+    }
+    for (key, value) in obj.iter_mut() {
+        if key != "enum" && key != "const" && key != "default" && key != "examples" {
+            simplify(value);
+        }
+    }
+}
+
+/// `{"type": ["string","null"]}` → `{"type":"string"}`; `{"anyOf":[X, {"type":"null"}]}` → X;
+/// `null` removed from `enum`; `"default": null` removed.
+fn drop_null(prop: &mut Value) {
+    let Some(obj) = prop.as_object_mut() else { return };
+    if obj.get("default") == Some(&Value::Null) {
+        obj.remove("default");
+    }
+    if let Some(Value::Array(types)) = obj.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.pop().expect("one element");
+            obj.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = obj.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = obj.get(key) else { continue };
+        let is_null = |b: &Value| b == &json!({"type": "null"});
+        if branches.len() == 2 && branches.iter().any(is_null) {
+            let keep = branches.iter().find(|b| !is_null(b)).cloned().expect("one non-null branch");
+            obj.remove(key);
+            if let Value::Object(inner) = keep {
+                for (k, v) in inner {
+                    obj.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optional_type_array_drops_null() {
+        let mut s = json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}});
+        simplify(&mut s);
+        assert_eq!(s["properties"]["a"], json!({"type": "string"}));
+    }
+
+    #[test]
+    fn required_nullable_is_kept() {
+        let mut s =
+            json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}, "required": ["a"]});
+        simplify(&mut s);
+        assert_eq!(s["properties"]["a"], json!({"type": ["string", "null"]}));
+    }
+
+    #[test]
+    fn optional_any_of_is_unwrapped_keeping_description() {
+        let mut s = json!({"type": "object", "properties": {"a": {
+            "description": "d", "anyOf": [{"type": "object", "properties": {}}, {"type": "null"}]
+        }}});
+        simplify(&mut s);
+        assert_eq!(s["properties"]["a"], json!({"description": "d", "type": "object", "properties": {}}));
+    }
+
+    #[test]
+    fn non_object_output_is_wrapped() {
+        let (plan, schema) = plan_output(Some(output_generator().into_root_schema_for::<Vec<u8>>()));
+        assert_eq!(plan, OutputPlan::Structured { wrap: true });
+        let schema = schema.unwrap();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], json!(["result"]));
+        assert_eq!(schema["properties"]["result"]["type"], "array");
+    }
+
+    #[test]
+    fn string_and_unit_outputs_have_no_schema() {
+        let (plan, schema) = plan_output(Some(output_generator().into_root_schema_for::<String>()));
+        assert_eq!((plan, schema), (OutputPlan::Text, None));
+        let (plan, schema) = plan_output(Some(output_generator().into_root_schema_for::<()>()));
+        assert_eq!((plan, schema), (OutputPlan::Empty, None));
+    }
+}

@@ -1,0 +1,297 @@
+//! [`ServerBuilder`] (identity, options, state, runtime tools) and [`Server`] (the built catalog,
+//! ready to serve over a transport or from the ready-made command line).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::__private::ToolRegistration;
+use crate::context::StateMap;
+use crate::registry::Registry;
+use crate::{BuildError, Implementation, Tool};
+
+/// Default number of tools per `tools/list` page: large enough that most servers fit in one.
+pub const DEFAULT_PAGE_SIZE: usize = 1000;
+/// Default limit on one incoming message.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// What every session of a server shares.
+pub(crate) struct ServerInner {
+    pub info: Implementation,
+    pub instructions: Option<String>,
+    pub registry: Registry,
+    pub state: Arc<StateMap>,
+    pub max_message_bytes: usize,
+    pub shutdown_timeout: Duration,
+}
+
+/// Builds a [`Server`]: its identity, options, shared state and runtime tools. Every `#[tool]`
+/// function linked into the binary is included unless [`inventory(false)`](Self::inventory).
+///
+/// ```no_run
+/// use mcp_tools::{Server, Tool, ToolResult};
+/// use serde_json::json;
+///
+/// #[derive(Default)]
+/// struct Db;
+///
+/// fn main() -> std::process::ExitCode {
+///     Server::builder()
+///         .name("notes")
+///         .version(env!("CARGO_PKG_VERSION"))
+///         .instructions("Keep the user's notes. Search before creating duplicates.")
+///         .state(Db::default())
+///         .tool(Tool::new("ping_db", "Check the database.", json!({"type": "object"}),
+///             |_, _| async { Ok(ToolResult::new().text("ok")) }))
+///         .run()
+/// }
+/// ```
+#[must_use]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    use_inventory: bool,
+    tools: Vec<Tool>,
+    state: StateMap,
+    page_size: usize,
+    max_message_bytes: usize,
+    shutdown_timeout: Duration,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            info: Implementation::new("mcp-tools-server", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            use_inventory: true,
+            tools: Vec::new(),
+            state: StateMap::default(),
+            page_size: DEFAULT_PAGE_SIZE,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// The server's name in `serverInfo` (default `mcp-tools-server`; [`main!`](crate::main!)
+    /// uses the crate's name).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self
+    }
+    /// The server's version in `serverInfo`.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.info.version = version.into();
+        self
+    }
+    /// A human-readable title in `serverInfo`.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+    /// Instructions sent to the client on `initialize` (hosts add them to the model's prompt).
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+    /// Whether the `#[tool]` functions linked into the binary are served (default: true).
+    pub fn inventory(mut self, include: bool) -> Self {
+        self.use_inventory = include;
+        self
+    }
+    /// Adds a runtime tool. A tool with the same name as an earlier one (runtime or `#[tool]`)
+    /// replaces it.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.retain(|t| t.name != tool.name);
+        self.tools.push(tool);
+        self
+    }
+    /// Registers shared state, available to tools as [`State<T>`](crate::State) or
+    /// [`Context::state`](crate::Context::state). One value per type.
+    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.state_arc(Arc::new(value))
+    }
+    /// Registers shared state you keep a handle to.
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert(value);
+        self
+    }
+    /// Tools per `tools/list` page (default 1000).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+    /// The largest message accepted, in bytes (default 16 MiB). Larger ones are answered with
+    /// an error and discarded; the connection stays open.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes.max(1024);
+        self
+    }
+    /// How long running calls may take to finish when the input ends (default 10 s).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Checks the catalog (names, duplicates, schemas, state) and builds the server. All
+    /// problems are reported at once.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let statics: Vec<&'static ToolRegistration> = if self.use_inventory {
+            inventory::iter::<ToolRegistration>.into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        let registry =
+            Registry::build(&statics, &self.tools, &self.state, self.page_size).map_err(BuildError::new)?;
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                instructions: self.instructions,
+                registry,
+                state: Arc::new(self.state),
+                max_message_bytes: self.max_message_bytes,
+                shutdown_timeout: self.shutdown_timeout,
+            }),
+        })
+    }
+
+    /// The ready-made `main`: sets up logging to stderr (filter with `RUST_LOG`), builds the
+    /// server, and runs the command line (see [`Server::run_cli`]) on a Tokio runtime.
+    pub fn run(self) -> ExitCode {
+        crate::cli::init_logging();
+        let server = match self.build() {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("error: cannot start the async runtime: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let code = runtime.block_on(server.run_cli(std::env::args().skip(1)));
+        // Do not wait for a blocked stdin read to return.
+        runtime.shutdown_timeout(Duration::from_millis(100));
+        code
+    }
+}
+
+/// A snapshot of one tool's definition, from [`Server::tool`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ToolInfo {
+    /// The tool's name.
+    pub name: String,
+    /// Its display title.
+    pub title: Option<String>,
+    /// Its full description.
+    pub description: String,
+    /// The one-line summary (default: the description's first line).
+    pub summary: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// The advertised input schema.
+    pub input_schema: Value,
+    /// The advertised output schema, if any.
+    pub output_schema: Option<Value>,
+    /// Its behaviour hints.
+    pub annotations: crate::Annotations,
+}
+
+/// A built MCP server: a checked catalog and its options. Cheap to clone.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+impl Server {
+    /// A builder that includes every `#[tool]` of the binary.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// The server's `serverInfo`.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The names of all tools, sorted.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.inner.registry.tools().iter().map(|t| &*t.name).collect()
+    }
+
+    /// What the server knows of one tool (including what `tools/list` does not send: its
+    /// summary and tags), or `None` if there is no such tool.
+    pub fn tool(&self, name: &str) -> Option<ToolInfo> {
+        let entry = self.inner.registry.get(name)?;
+        Some(ToolInfo {
+            name: entry.name.to_string(),
+            title: entry.title.clone(),
+            description: entry.description.clone(),
+            summary: entry.summary.clone(),
+            tags: entry.tags.clone(),
+            input_schema: (*entry.input_schema).clone(),
+            output_schema: entry.output_schema.as_deref().cloned(),
+            annotations: entry.annotations.clone(),
+        })
+    }
+
+    /// Every tool as `tools/list` shows it, in one JSON value `{"tools": [...]}`.
+    pub fn tools_json(&self) -> Value {
+        let tools: Vec<Value> = self
+            .inner
+            .registry
+            .tools()
+            .iter()
+            .map(|t| serde_json::to_value(t.definition()).expect("a tool serializes"))
+            .collect();
+        serde_json::json!({ "tools": tools })
+    }
+
+    /// Serves MCP over this process's stdin and stdout until stdin ends.
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        crate::stdio::serve(self, tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves MCP as newline-delimited JSON-RPC over any reader and writer (a pipe, a socket,
+    /// an in-memory duplex) until the reader ends.
+    pub async fn serve<R, W>(&self, reader: R, writer: W) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        crate::stdio::serve(self, reader, writer).await
+    }
+
+    /// Runs the ready-made command line on `args` (without the program name):
+    ///
+    /// * no arguments: serve MCP over stdio;
+    /// * `list`: print the tools as the JSON that `tools/list` sends;
+    /// * `call NAME [JSON-ARGS]`: call a tool in-process and print the result (exit code 1 when
+    ///   it is an error result);
+    /// * `--help`, `--version`.
+    pub async fn run_cli<I, S>(&self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        crate::cli::run(self, args.into_iter().map(Into::into).collect()).await
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("tools", &self.tool_names())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,149 @@
+//! The stdio transport: newline-delimited JSON-RPC. One reader loop frames lines (bounded by the
+//! server's message limit); one writer task drains the outbound queue, flushing once per burst.
+
+use std::io;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::Server;
+use crate::session::{Outbound, Session};
+
+pub(crate) async fn serve<R, W>(server: &Server, reader: R, writer: W) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (outbound, queue) = Outbound::channel();
+    let close = CancellationToken::new();
+    let writer_task = tokio::spawn(write_loop(writer, queue, close.clone()));
+    let session = Session::new(server.inner.clone(), outbound);
+    let max = server.inner.max_message_bytes;
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut line = Vec::with_capacity(4096);
+    let read_result = loop {
+        match read_line(&mut reader, &mut line, max).await {
+            Ok(Frame::End) => break Ok(()),
+            Ok(Frame::TooLong(length)) => session.reject_oversized(length),
+            Ok(Frame::Line) => {
+                let message = line.trim_ascii();
+                if !message.is_empty() {
+                    session.handle_message(message);
+                }
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    tracing::debug!("input ended; finishing running calls");
+    session.drain().await;
+    close.cancel();
+    let write_result = writer_task.await.unwrap_or_else(|e| Err(io::Error::other(e)));
+    read_result.and(write_result)
+}
+
+enum Frame {
+    Line,
+    TooLong(usize),
+    End,
+}
+
+/// Reads one line into `buf` (without its newline). A line longer than `max` is consumed and
+/// reported with its length, never buffered whole.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Frame> {
+    buf.clear();
+    let mut length = 0usize;
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match (length, too_long) {
+                (0, _) => Frame::End,
+                (_, true) => Frame::TooLong(length),
+                _ => Frame::Line,
+            });
+        }
+        let (chunk, used, complete) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], i + 1, true),
+            None => (available, available.len(), false),
+        };
+        length += chunk.len();
+        if !too_long {
+            if buf.len() + chunk.len() > max {
+                too_long = true;
+                buf.clear();
+                buf.shrink_to(64 * 1024);
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        reader.consume(used);
+        if complete {
+            return Ok(if too_long { Frame::TooLong(length) } else { Frame::Line });
+        }
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
+    close: CancellationToken,
+) -> io::Result<()> {
+    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
+    loop {
+        let message = tokio::select! {
+            biased;
+            message = queue.recv() => message,
+            _ = close.cancelled() => None,
+        };
+        let Some(message) = message else { break };
+        write_message(&mut writer, &message).await?;
+        while let Ok(message) = queue.try_recv() {
+            write_message(&mut writer, &message).await?;
+        }
+        writer.flush().await?;
+    }
+    while let Ok(message) = queue.try_recv() {
+        write_message(&mut writer, &message).await?;
+    }
+    writer.flush().await
+}
+
+async fn write_message<W: AsyncWrite + Unpin>(writer: &mut W, message: &[u8]) -> io::Result<()> {
+    writer.write_all(message).await?;
+    writer.write_all(b"\n").await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &[u8], max: usize) -> Vec<Result<String, usize>> {
+        let mut reader = BufReader::with_capacity(8, input);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match read_line(&mut reader, &mut buf, max).await.unwrap() {
+                Frame::End => return out,
+                Frame::TooLong(n) => out.push(Err(n)),
+                Frame::Line => out.push(Ok(String::from_utf8(buf.clone()).unwrap())),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn splits_lines_across_small_buffers() {
+        let got = frames(b"{\"a\":1}\n{\"bb\":22}\nlast", 100).await;
+        assert_eq!(got, vec![Ok("{\"a\":1}".into()), Ok("{\"bb\":22}".into()), Ok("last".into())]);
+    }
+
+    #[tokio::test]
+    async fn oversized_line_is_reported_and_skipped() {
+        let got = frames(b"0123456789abcdef\nok\n", 10).await;
+        assert_eq!(got, vec![Err(16), Ok("ok".into())]);
+    }
+}

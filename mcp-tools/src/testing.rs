@@ -1,0 +1,242 @@
+//! An in-process client for tests: call a server's tools and read their results without a
+//! transport. Messages still go through the real protocol layer (encoding, lifecycle,
+//! validation, concurrency), so what passes here passes over stdio.
+//!
+//! ```
+//! use mcp_tools::{testing::TestClient, tool, Server};
+//! use serde_json::json;
+//!
+//! /// Greet someone.
+//! #[tool]
+//! async fn greet(name: String) -> String {
+//!     format!("Hello, {name}!")
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = Server::builder().build().unwrap();
+//! let client = TestClient::connect(&server).await;
+//! let result = client.call("greet", json!({"name": "Ada"})).await.unwrap();
+//! assert!(!result.is_error());
+//! assert_eq!(result.text(), "Hello, Ada!");
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, mpsc};
+
+use crate::Server;
+use crate::session::{Outbound, Session};
+
+/// A JSON-RPC error answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcError {
+    /// The error code (e.g. -32602).
+    pub code: i64,
+    /// The error message.
+    pub message: String,
+}
+
+impl std::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// A `tools/call` result as a client sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallResult {
+    raw: Value,
+}
+
+impl CallResult {
+    /// Whether the result has `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.raw.get("isError").and_then(Value::as_bool).unwrap_or(false)
+    }
+    /// The text of all text blocks, joined by newlines.
+    pub fn text(&self) -> String {
+        self.content()
+            .iter()
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+    /// The content blocks.
+    pub fn content(&self) -> &[Value] {
+        self.raw.get("content").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+    /// The structured content, if any.
+    pub fn structured(&self) -> Option<&Value> {
+        self.raw.get("structuredContent")
+    }
+    /// The whole result object.
+    pub fn json(&self) -> &Value {
+        &self.raw
+    }
+}
+
+struct Incoming {
+    queue: mpsc::UnboundedReceiver<Vec<u8>>,
+    answers: HashMap<i64, Value>,
+    notifications: Vec<Value>,
+}
+
+/// A client connected in-process to a [`Server`].
+pub struct TestClient {
+    session: Arc<Session>,
+    next_id: AtomicI64,
+    incoming: Mutex<Incoming>,
+}
+
+impl TestClient {
+    /// Connects and performs the `initialize` handshake (as client `mcp-tools-test`, declaring no
+    /// capabilities).
+    pub async fn connect(server: &Server) -> TestClient {
+        let client = Self::connect_uninitialized(server);
+        client
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": crate::LATEST_PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "mcp-tools-test", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            )
+            .await
+            .expect("initialize succeeds");
+        client.notify("notifications/initialized", json!({}));
+        client
+    }
+
+    /// Connects without the handshake (to test the lifecycle itself).
+    pub fn connect_uninitialized(server: &Server) -> TestClient {
+        let (outbound, queue) = Outbound::channel();
+        TestClient {
+            session: Session::new(server.inner.clone(), outbound),
+            next_id: AtomicI64::new(1),
+            incoming: Mutex::new(Incoming { queue, answers: HashMap::new(), notifications: Vec::new() }),
+        }
+    }
+
+    /// Sends a request and waits for its answer.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let id = self.send_request(method, params);
+        self.answer(id).await
+    }
+
+    /// Sends a request without waiting; returns its id (see [`answer`](Self::answer)).
+    pub fn send_request(&self, method: &str, params: Value) -> i64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.session.handle_message(message.to_string().as_bytes());
+        id
+    }
+
+    /// Waits for the answer to request `id`, collecting notifications that arrive meanwhile.
+    pub async fn answer(&self, id: i64) -> Result<Value, RpcError> {
+        let message = self.wait_for(|m| m.get("id") == Some(&json!(id))).await;
+        into_result(message)
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: Value) {
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.session.handle_message(message.to_string().as_bytes());
+    }
+
+    /// Sends raw bytes as one message and returns the first message that comes back.
+    pub async fn send_raw(&self, message: &str) -> Value {
+        self.session.handle_message(message.as_bytes());
+        let mut incoming = self.incoming.lock().await;
+        let bytes = incoming.queue.recv().await.expect("the session is open");
+        serde_json::from_slice(&bytes).expect("the server sends JSON")
+    }
+
+    /// Every tool, following `nextCursor` across pages.
+    pub async fn list_tools(&self) -> Result<Vec<Value>, RpcError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = self.request("tools/list", params).await?;
+            tools.extend(page["tools"].as_array().cloned().unwrap_or_default());
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return Ok(tools),
+            }
+        }
+    }
+
+    /// Calls a tool. Protocol errors (unknown tool, malformed request) are `Err`; a tool that
+    /// failed is an `Ok` result with [`is_error`](CallResult::is_error).
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<CallResult, RpcError> {
+        let raw = self.request("tools/call", json!({"name": name, "arguments": arguments})).await?;
+        Ok(CallResult { raw })
+    }
+
+    /// Calls a tool with a progress token, so progress notifications are sent.
+    pub async fn call_with_progress(
+        &self,
+        name: &str,
+        arguments: Value,
+        token: &str,
+    ) -> Result<CallResult, RpcError> {
+        let params = json!({"name": name, "arguments": arguments, "_meta": {"progressToken": token}});
+        let raw = self.request("tools/call", params).await?;
+        Ok(CallResult { raw })
+    }
+
+    /// The notifications received so far (drained).
+    pub async fn take_notifications(&self) -> Vec<Value> {
+        let mut incoming = self.incoming.lock().await;
+        while let Ok(bytes) = incoming.queue.try_recv() {
+            let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
+            stash(&mut incoming, message);
+        }
+        std::mem::take(&mut incoming.notifications)
+    }
+
+    async fn wait_for(&self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let mut incoming = self.incoming.lock().await;
+        if let Some(id) = incoming.answers.keys().copied().find(|id| wanted(&json!({"id": id}))) {
+            return incoming.answers.remove(&id).expect("present");
+        }
+        loop {
+            let bytes = incoming.queue.recv().await.expect("the session is open");
+            let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
+            if wanted(&message) {
+                return message;
+            }
+            stash(&mut incoming, message);
+        }
+    }
+}
+
+fn stash(incoming: &mut Incoming, message: Value) {
+    match message.get("id").and_then(Value::as_i64) {
+        Some(id) if message.get("method").is_none() => {
+            incoming.answers.insert(id, message);
+        }
+        _ => incoming.notifications.push(message),
+    }
+}
+
+fn into_result(message: Value) -> Result<Value, RpcError> {
+    if let Some(error) = message.get("error") {
+        return Err(RpcError {
+            code: error["code"].as_i64().unwrap_or_default(),
+            message: error["message"].as_str().unwrap_or_default().to_owned(),
+        });
+    }
+    Ok(message.get("result").cloned().unwrap_or(Value::Null))
+}
