@@ -2,7 +2,7 @@
 //! transport. Messages still go through the real protocol layer (encoding, lifecycle,
 //! validation, concurrency), so what passes here passes over stdio.
 //!
-//! ```
+//! ```rust,standalone_crate
 //! use mcp_tools::{testing::TestClient, tool, Server};
 //! use serde_json::json;
 //!
