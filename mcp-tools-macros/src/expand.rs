@@ -44,6 +44,8 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match cx.check() {
         Ok(()) => {
             let generated = expand(&attr, &item, &sig, &name, description.expect("checked"));
+            // A tool's parameters are its schema's properties; many of them is normal.
+            item.attrs.push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
             quote!(#item #generated)
         }
         Err(errors) => {

@@ -59,6 +59,11 @@ pub fn input_schema_for<T: JsonSchema>() -> Result<Value, String> {
     advertised_input(schema.to_value())
 }
 
+/// The output plan and advertised output schema of `T`, as a `#[tool]` returning `T` gets them.
+pub fn output_schema_for<T: crate::ToolOutput>() -> (OutputPlan, Option<Value>) {
+    plan_output(T::output_schema(&mut output_generator()))
+}
+
 /// Applies the policy to a derived input schema. Fails if the root is not an object.
 pub fn advertised_input(mut schema: Value) -> Result<Value, String> {
     tidy_root(&mut schema);
@@ -89,8 +94,10 @@ pub fn plan_output(schema: Option<Schema>) -> (OutputPlan, Option<Value>) {
         simplify(&mut schema);
         return (OutputPlan::Structured { wrap: false }, Some(schema));
     }
-    // Move `$defs` (recursive types) to the wrapper's root so `$ref`s keep resolving.
+    // Move `$defs` (recursive types) to the wrapper's root, and point references to the old
+    // root at its new place, so every `$ref` keeps resolving.
     let defs = schema.as_object_mut().and_then(|o| o.remove("$defs"));
+    rebase_root_refs(&mut schema, "#/properties/result");
     let mut wrapped = json!({
         "type": "object",
         "properties": {"result": schema},
@@ -101,6 +108,22 @@ pub fn plan_output(schema: Option<Schema>) -> (OutputPlan, Option<Value>) {
     }
     simplify(&mut wrapped);
     (OutputPlan::Structured { wrap: true }, Some(wrapped))
+}
+
+fn rebase_root_refs(schema: &mut Value, new_root: &str) {
+    match schema {
+        Value::Object(obj) => {
+            for (key, value) in obj.iter_mut() {
+                if key == "$ref" && value == "#" {
+                    *value = new_root.into();
+                } else if key != "enum" && key != "const" && key != "default" && key != "examples" {
+                    rebase_root_refs(value, new_root);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rebase_root_refs(v, new_root)),
+        _ => {}
+    }
 }
 
 /// Removes the keys a root schema must not carry: `$schema` and the type name as `title`.

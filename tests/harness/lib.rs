@@ -1,1 +1,148 @@
-//! Test harness.
+//! Helpers for the workspace's integration tests: spawn a server binary and speak
+//! newline-delimited JSON-RPC to it over its stdin/stdout, as an MCP host does.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// How long any single answer may take before the test fails (generous: CI machines are small).
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The path of an example binary built by `cargo test` (examples are built with the tests).
+pub fn example_binary(name: &str) -> PathBuf {
+    // target/debug/deps/<test-binary> → target/debug/examples/<name>
+    let mut path = std::env::current_exe().expect("test binary path");
+    path.pop();
+    if path.ends_with("deps") {
+        path.pop();
+    }
+    path.push("examples");
+    path.push(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} is not built; run the tests with `cargo test --workspace`", path.display());
+    path
+}
+
+/// A server process spoken to over stdio.
+pub struct StdioServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    next_id: i64,
+}
+
+impl StdioServer {
+    /// Spawns `binary` with `args`; its stderr is inherited (shown when a test fails).
+    pub fn spawn(binary: &PathBuf, args: &[&str]) -> StdioServer {
+        let mut child = Command::new(binary)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn the server");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        StdioServer { child, stdin, lines, next_id: 1 }
+    }
+
+    /// Writes raw bytes (a message must end with `\n`).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Writes one JSON message and a newline.
+    pub fn send(&mut self, message: &Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// The next line the server writes, parsed. Every line must be JSON-RPC (stdout carries
+    /// nothing else).
+    pub fn recv(&mut self) -> Value {
+        let line = self.lines.recv_timeout(TIMEOUT).expect("the server answered in time");
+        let value: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"));
+        assert_eq!(value["jsonrpc"], "2.0", "not JSON-RPC 2.0: {line}");
+        value
+    }
+
+    /// Whether the server writes nothing within `wait`.
+    pub fn is_silent_for(&mut self, wait: Duration) -> bool {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => panic!("unexpected message {line}"),
+            Err(_) => true,
+        }
+    }
+
+    /// Sends a request and returns the id used.
+    pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Sends a request and waits for its answer; notifications that come first are returned too.
+    pub fn request(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let id = self.send_request(method, params);
+        let mut notifications = Vec::new();
+        loop {
+            let message = self.recv();
+            if message.get("id") == Some(&json!(id)) {
+                return (message, notifications);
+            }
+            assert!(message.get("method").is_some(), "an answer to another request: {message}");
+            notifications.push(message);
+        }
+    }
+
+    /// `initialize` + `notifications/initialized`; returns the initialize result.
+    pub fn initialize(&mut self) -> Value {
+        let (answer, _) = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "harness", "version": "1.0.0"}
+            }),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer["result"].clone()
+    }
+
+    /// Closes stdin and waits for the process to exit; returns its exit code.
+    pub fn close(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code();
+            }
+            assert!(std::time::Instant::now() < deadline, "the server did not exit after EOF");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
