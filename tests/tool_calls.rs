@@ -140,7 +140,7 @@ async fn string_results_have_no_output_schema_and_structs_do() {
     assert_eq!(range.input_schema["required"], json!(["from", "to"]), "Args<T>: the struct's fields");
     assert_eq!(
         range.output_schema.unwrap(),
-        json!({"type": "object", "properties": {"result": {"type": "array", "items": {"type": "integer", "format": "int64"}}}, "required": ["result"]})
+        json!({"type": "object", "properties": {"result": {"type": "array", "items": {"type": "integer"}}}, "required": ["result"]})
     );
 }
 

@@ -63,6 +63,11 @@ pub use mcp_tools_macros::tool;
 
 pub mod docs;
 
+/// The README's code blocks, compiled as doctests so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Defines `fn main()` for a server binary whose tools are all `#[tool]` functions.
 ///
 /// ```no_run

@@ -10,6 +10,9 @@
 //! * an optional property (`Option<T>`, not in `required`) is described by `T`'s schema: the
 //!   `null` alternative is dropped from what is advertised (a client that sends `null` is still
 //!   accepted), and so is a `"default": null`;
+//! * `format` is kept only when it is a standard JSON Schema format (`date-time`, `uuid`, …);
+//!   schemars' Rust-specific ones (`uint64`, `double`, …) make validators such as Ajv warn, and
+//!   the numeric bounds they stand for are already in `minimum`/`maximum`;
 //! * properties keep declaration order, so the output is deterministic.
 
 use schemars::generate::{Contract, SchemaSettings};
@@ -172,7 +175,31 @@ fn ensure_object_root(schema: &mut Value) -> bool {
     branches_are_objects
 }
 
-/// Walks the schema and drops `null` alternatives from optional properties.
+/// The formats JSON Schema 2020-12 defines; other `format` values are dropped.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Walks the schema: drops `null` alternatives from optional properties and non-standard
+/// formats.
 fn simplify(schema: &mut Value) {
     let Some(obj) = schema.as_object_mut() else {
         if let Some(items) = schema.as_array_mut() {
@@ -180,6 +207,9 @@ fn simplify(schema: &mut Value) {
         }
         return;
     };
+    if obj.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+        obj.remove("format");
+    }
     let required: Vec<String> = obj
         .get("required")
         .and_then(Value::as_array)

@@ -294,9 +294,12 @@ impl Session {
         );
         let session = self.clone();
         self.tasks.spawn(async move {
+            // Cancellation wins over a result that becomes ready at the same moment (a handler
+            // that returns because it saw the cancellation): the answer is suppressed.
             let result = tokio::select! {
-                result = call_entry(&entry, &arguments, ctx) => Some(result),
+                biased;
                 _ = cancel.cancelled() => None,
+                result = call_entry(&entry, &arguments, ctx) => Some(result),
             };
             session.in_flight.lock().expect("in-flight lock").remove(&id);
             match result {
