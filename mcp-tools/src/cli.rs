@@ -14,7 +14,14 @@ USAGE:
     {bin} list                 print the tools as `tools/list` sends them (JSON)
     {bin} call NAME [ARGS]     call tool NAME with ARGS (a JSON object, default {}) and
                                print the result; exit code 1 if the result is an error
-    {bin} --http ADDR          serve Streamable HTTP (not available in this version)
+    {bin} --http ADDR [OPTIONS]
+                               serve Streamable HTTP at http://ADDR/mcp; ADDR is HOST:PORT
+                               or a PORT on 127.0.0.1. OPTIONS:
+          --stateless          no sessions (for several instances behind a load balancer)
+          --allow-host HOST    also accept this Host (default: loopback names only)
+          --allow-any-host     accept any Host (only behind a proxy that checks it)
+          --allow-origin URL   also accept browser requests from this origin
+          --path PATH          the endpoint's path (default /mcp)
     {bin} --help | --version
 
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
@@ -59,12 +66,7 @@ pub(crate) async fn run(server: &Server, args: Vec<String>) -> ExitCode {
         }
         ["call", name] => call(server, name, "{}").await,
         ["call", name, arguments] => call(server, name, arguments).await,
-        ["--http", ..] => {
-            eprintln!(
-                "error: the Streamable HTTP transport is not available in this version; serve stdio (no arguments)"
-            );
-            ExitCode::from(2)
-        }
+        ["--http", rest @ ..] => http(server, rest, &usage).await,
         _ => {
             eprintln!("error: unexpected arguments {args:?}\n\n{usage}");
             ExitCode::from(2)
@@ -97,7 +99,7 @@ async fn call(server: &Server, name: &str, arguments: &str) -> ExitCode {
         Err(e) => {
             eprintln!("error: {}", e.message);
             let names = server.tool_names();
-            if server.inner.registry.get(name).is_none() {
+            if server.inner.registry.load().get(name).is_none() {
                 eprintln!("the tools are: {}", names.join(", "));
             }
             ExitCode::from(2)
@@ -109,4 +111,59 @@ fn print_json(value: &Value) {
     let mut out = std::io::stdout().lock();
     let _ = serde_json::to_writer_pretty(&mut out, value);
     let _ = writeln!(out);
+}
+
+#[cfg(feature = "http")]
+async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
+    let mut options = crate::HttpOptions::new();
+    let Some((addr, mut rest)) = args.split_first() else {
+        eprintln!("error: --http needs an address (HOST:PORT or PORT)\n\n{usage}");
+        return ExitCode::from(2);
+    };
+    let addr: std::net::SocketAddr = match addr.parse::<u16>() {
+        Ok(port) => std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => match addr.parse() {
+            Ok(a) => a,
+            Err(_) => {
+                eprintln!("error: {addr:?} is not an address (HOST:PORT, e.g. 127.0.0.1:8080) or a port");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    while let Some((flag, tail)) = rest.split_first() {
+        rest = tail;
+        match *flag {
+            "--stateless" => options = options.stateless(true),
+            "--allow-any-host" => options = options.allow_any_host(),
+            "--allow-host" | "--allow-origin" | "--path" => {
+                let Some((value, tail)) = rest.split_first() else {
+                    eprintln!("error: {flag} needs a value");
+                    return ExitCode::from(2);
+                };
+                rest = tail;
+                options = match *flag {
+                    "--allow-host" => options.allow_host(*value),
+                    "--allow-origin" => options.allow_origin(*value),
+                    _ => options.path(*value),
+                };
+            }
+            other => {
+                eprintln!("error: unknown option {other:?}\n\n{usage}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    match server.serve_http(addr, options).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot serve HTTP on {addr}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(feature = "http"))]
+async fn http(_: &Server, _: &[&str], _: &str) -> ExitCode {
+    eprintln!("error: this binary was built without the `http` feature of mcp-tools");
+    ExitCode::from(2)
 }

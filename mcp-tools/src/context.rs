@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{Implementation, ProgressToken, RequestId, encode_notification};
-use crate::session::Outbound;
+use crate::session::{Outbound, Session};
 
 /// Severity of a log message (`notifications/message`), as in RFC 5424.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -44,17 +44,15 @@ pub(crate) struct Peer {
     pub protocol_version: String,
     /// Minimum level of `notifications/message` the client wants (set by `logging/setLevel`).
     pub log_level: AtomicU8,
-    pub outbound: Outbound,
 }
 
 impl Peer {
-    pub fn new(outbound: Outbound) -> Self {
+    pub fn new() -> Self {
         Peer {
             client_info: Implementation::default(),
             client_capabilities: Map::new(),
             protocol_version: crate::LATEST_PROTOCOL_VERSION.to_owned(),
             log_level: AtomicU8::new(LogLevel::Info as u8),
-            outbound,
         }
     }
     pub fn log_level(&self) -> LogLevel {
@@ -84,13 +82,30 @@ impl StateMap {
     }
 }
 
-struct CallInner {
-    request_id: RequestId,
-    tool: Arc<str>,
-    progress_token: Option<ProgressToken>,
-    peer: Arc<Peer>,
-    state: Arc<StateMap>,
-    cancel: CancellationToken,
+/// The facts of one HTTP request, for tools served over Streamable HTTP.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct HttpParts {
+    /// The request's headers (e.g. a tenant or tracing header).
+    pub headers: http::HeaderMap,
+    /// The TCP peer's address, when the server knows it.
+    pub peer_addr: Option<std::net::SocketAddr>,
+    /// The MCP session id (`Mcp-Session-Id`), absent in stateless mode.
+    pub session_id: Option<String>,
+}
+
+/// Everything a [`Context`] is made of (built by the session).
+pub(crate) struct CallParts {
+    pub request_id: RequestId,
+    pub subject: Arc<str>,
+    pub progress_token: Option<ProgressToken>,
+    pub peer: Arc<Peer>,
+    pub state: Arc<StateMap>,
+    pub cancel: CancellationToken,
+    /// Where this request's answer, and everything related to it, goes.
+    pub reply: Outbound,
+    pub session: Arc<Session>,
+    pub http: Option<Arc<HttpParts>>,
 }
 
 /// What a tool handler knows about its call. Add a parameter of this type to a `#[tool]`
@@ -114,19 +129,16 @@ struct CallInner {
 /// ```
 #[derive(Clone)]
 pub struct Context {
-    inner: Arc<CallInner>,
+    inner: Arc<CallParts>,
 }
 
 impl Context {
-    pub(crate) fn new(
-        request_id: RequestId,
-        tool: Arc<str>,
-        progress_token: Option<ProgressToken>,
-        peer: Arc<Peer>,
-        state: Arc<StateMap>,
-        cancel: CancellationToken,
-    ) -> Self {
-        Context { inner: Arc::new(CallInner { request_id, tool, progress_token, peer, state, cancel }) }
+    pub(crate) fn new(parts: CallParts) -> Self {
+        Context { inner: Arc::new(parts) }
+    }
+
+    pub(crate) fn parts(&self) -> &CallParts {
+        &self.inner
     }
 
     /// The JSON-RPC id of the `tools/call` request.
@@ -134,9 +146,16 @@ impl Context {
         &self.inner.request_id
     }
 
-    /// The name of the tool being called.
+    /// What is being served: the tool's name for `tools/call` (the method name for other
+    /// requests, e.g. `resources/read`).
     pub fn tool_name(&self) -> &str {
-        &self.inner.tool
+        &self.inner.subject
+    }
+
+    /// The HTTP request that carried this call (headers, peer address, session id), when the
+    /// server runs over Streamable HTTP; `None` over stdio.
+    pub fn http(&self) -> Option<&HttpParts> {
+        self.inner.http.as_deref()
     }
 
     /// The client's `clientInfo` from `initialize`.
@@ -165,7 +184,7 @@ impl Context {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        self.inner.peer.outbound.send(encode_notification("notifications/progress", &params));
+        self.inner.reply.send(encode_notification("notifications/progress", &params));
     }
 
     /// Whether progress reports reach anyone (the request carried a progress token).
@@ -189,7 +208,7 @@ impl Context {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        self.inner.peer.outbound.send(encode_notification("notifications/message", &params));
+        self.inner.reply.send(encode_notification("notifications/message", &params));
     }
 
     /// Whether the client cancelled this call (`notifications/cancelled`). The handler's future
@@ -219,7 +238,7 @@ impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
             .field("request_id", &self.inner.request_id)
-            .field("tool", &self.inner.tool)
+            .field("subject", &self.inner.subject)
             .field("client", &self.inner.peer.client_info)
             .finish_non_exhaustive()
     }
@@ -263,9 +282,9 @@ impl<T> Clone for State<T> {
 /// A `#[tool]` parameter filled from the call's context instead of its arguments:
 /// [`Context`] and [`State<T>`].
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be taken from the call's context",
-    label = "parameters named `Context` or `State` are filled from the context, not from the arguments",
-    note = "use `mcp_tools::Context` or `mcp_tools::State<T>`, or rename your type"
+    message = "this `{Self}` is not `mcp_tools::Context` or `mcp_tools::State<T>`",
+    label = "#[tool] fills a parameter whose type is named `Context` or `State` from the call's context",
+    note = "use `mcp_tools::Context` or `mcp_tools::State<T>`; to take your type as an argument instead, name it through an alias (e.g. `type UserContext = Context;`)"
 )]
 pub trait FromContext: Sized {
     /// Extracts the value.

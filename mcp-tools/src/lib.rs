@@ -34,9 +34,14 @@
 
 #![warn(missing_docs)]
 
+mod call;
+mod catalog;
 mod cli;
+mod client;
 mod context;
 mod error;
+#[cfg(feature = "http")]
+mod http;
 mod protocol;
 mod registry;
 mod result;
@@ -51,8 +56,11 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use context::{Context, FromContext, LogLevel, State};
+pub use client::{ClientError, Elicitation, ElicitationResponse, Root, SamplingRequest, SamplingResponse};
+pub use context::{Context, FromContext, HttpParts, LogLevel, State};
 pub use error::{BuildError, ToolError};
+#[cfg(feature = "http")]
+pub use http::HttpOptions;
 pub use protocol::{Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 pub use result::{Content, EmbeddedResource, ToolOutput, ToolResult};
 pub use server::{Server, ServerBuilder, ToolInfo};

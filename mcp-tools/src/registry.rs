@@ -116,13 +116,12 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// Builds the catalog. Every problem is collected; any problem fails the build.
-    pub fn build(
+    /// Builds every tool's entry. Every problem is collected; any problem fails the build.
+    pub fn build_entries(
         statics: &[&'static ToolRegistration],
         runtime: &[Tool],
         state: &StateMap,
-        page_size: usize,
-    ) -> Result<Registry, Vec<String>> {
+    ) -> Result<Vec<Arc<ToolEntry>>, Vec<String>> {
         let mut problems = Vec::new();
         let mut entries: Vec<ToolEntry> = Vec::with_capacity(statics.len() + runtime.len());
 
@@ -155,12 +154,12 @@ impl Registry {
         if !problems.is_empty() {
             return Err(problems);
         }
-        Ok(Registry::from_entries(entries, page_size))
+        Ok(entries.into_iter().map(Arc::new).collect())
     }
 
-    fn from_entries(mut entries: Vec<ToolEntry>, page_size: usize) -> Registry {
-        entries.sort_by(|a, b| a.name.cmp(&b.name));
-        let tools: Vec<Arc<ToolEntry>> = entries.into_iter().map(Arc::new).collect();
+    /// The catalog of these entries: sorted by name, indexed, its pages serialized.
+    pub fn from_entries(mut tools: Vec<Arc<ToolEntry>>, page_size: usize) -> Registry {
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
         let by_name = tools.iter().map(|t| (t.name.clone(), t.clone())).collect();
         let pages = paginate(&tools, page_size.max(1));
         Registry { tools, by_name, pages }
@@ -286,7 +285,7 @@ fn attach_definitions(schema: &mut Value, generator: &mut schemars::SchemaGenera
     }
 }
 
-fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
+pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
     let mut problems = Vec::new();
     let name = &tool.name;
     if let Err(p) = check_name(name) {

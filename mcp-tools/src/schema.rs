@@ -62,6 +62,43 @@ pub fn input_schema_for<T: JsonSchema>() -> Result<Value, String> {
     advertised_input(schema.to_value())
 }
 
+/// The `requestedSchema` of an elicitation for `T`: the input schema (a flat object of
+/// primitives and enums), with enum variants' descriptions turned into their `title`s, the
+/// titled form elicitation clients show.
+pub fn elicitation_schema_for<T: JsonSchema>() -> Result<Value, String> {
+    let mut schema = input_schema_for::<T>()?;
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for prop in props.values_mut() {
+            titled_enum(prop);
+        }
+    }
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("additionalProperties");
+        obj.remove("description");
+    }
+    Ok(schema)
+}
+
+/// `{"oneOf": [{"type":"string","enum":["a","b"]}, {"const":"c","description":"C"}]}` →
+/// `{"type":"string","oneOf":[{"const":"a","title":"a"}, …, {"const":"c","title":"C"}]}`.
+fn titled_enum(prop: &mut Value) {
+    let Some(obj) = prop.as_object_mut() else { return };
+    let Some(Value::Array(branches)) = obj.get("oneOf") else { return };
+    let mut options = Vec::new();
+    for branch in branches {
+        if let Some(Value::Array(values)) = branch.get("enum") {
+            options.extend(values.iter().map(|v| json!({"const": v, "title": v})));
+        } else if let Some(value) = branch.get("const") {
+            let title = branch.get("title").or_else(|| branch.get("description")).unwrap_or(value);
+            options.push(json!({"const": value, "title": title}));
+        } else {
+            return;
+        }
+    }
+    obj.insert("type".into(), "string".into());
+    obj.insert("oneOf".into(), Value::Array(options));
+}
+
 /// The output plan and advertised output schema of `T`, as a `#[tool]` returning `T` gets them.
 pub fn output_schema_for<T: crate::ToolOutput>() -> (OutputPlan, Option<Value>) {
     plan_output(T::output_schema(&mut output_generator()))

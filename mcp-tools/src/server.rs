@@ -5,12 +5,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use arc_swap::ArcSwap;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::broadcast;
 
 use crate::__private::ToolRegistration;
 use crate::context::StateMap;
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolEntry};
 use crate::{BuildError, Implementation, Tool};
 
 /// Default number of tools per `tools/list` page: large enough that most servers fit in one.
@@ -18,14 +23,55 @@ pub const DEFAULT_PAGE_SIZE: usize = 1000;
 /// Default limit on one incoming message.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
+/// A change every connected client hears about.
+#[derive(Clone, Debug)]
+pub(crate) enum ServerEvent {
+    ToolsChanged,
+    #[allow(dead_code)] // sent when resources are added or removed at run time
+    ResourcesChanged,
+    #[allow(dead_code)] // sent when prompts are added or removed at run time
+    PromptsChanged,
+    ResourceUpdated(String),
+}
+
+/// The tools as configured, from which the served [`Registry`] is rebuilt on change.
+struct ToolSet {
+    entries: Vec<Arc<ToolEntry>>,
+    disabled: HashSet<String>,
+}
+
 /// What every session of a server shares.
 pub(crate) struct ServerInner {
     pub info: Implementation,
     pub instructions: Option<String>,
-    pub registry: Registry,
+    /// The served catalog: read without locks on every call, replaced whole on change.
+    pub registry: ArcSwap<Registry>,
+    tool_set: Mutex<ToolSet>,
+    pub catalog: crate::catalog::Catalog,
     pub state: Arc<StateMap>,
+    pub events: broadcast::Sender<ServerEvent>,
+    pub page_size: usize,
     pub max_message_bytes: usize,
     pub shutdown_timeout: Duration,
+    pub client_request_timeout: Duration,
+}
+
+impl ServerInner {
+    /// The capabilities declared on `initialize`.
+    pub fn capabilities(&self) -> Value {
+        let mut capabilities = serde_json::json!({
+            "tools": {"listChanged": true},
+            "logging": {},
+        });
+        self.catalog.declare(&mut capabilities);
+        capabilities
+    }
+
+    fn rebuild_tools(&self, set: &ToolSet) {
+        let served = set.entries.iter().filter(|e| !set.disabled.contains(&*e.name)).cloned().collect();
+        self.registry.store(Arc::new(Registry::from_entries(served, self.page_size)));
+        let _ = self.events.send(ServerEvent::ToolsChanged);
+    }
 }
 
 /// Builds a [`Server`]: its identity, options, shared state and runtime tools. Every `#[tool]`
@@ -56,9 +102,11 @@ pub struct ServerBuilder {
     use_inventory: bool,
     tools: Vec<Tool>,
     state: StateMap,
+    pub(crate) catalog: crate::catalog::CatalogBuilder,
     page_size: usize,
     max_message_bytes: usize,
     shutdown_timeout: Duration,
+    client_request_timeout: Duration,
 }
 
 impl Default for ServerBuilder {
@@ -69,9 +117,11 @@ impl Default for ServerBuilder {
             use_inventory: true,
             tools: Vec::new(),
             state: StateMap::default(),
+            catalog: crate::catalog::CatalogBuilder::default(),
             page_size: DEFAULT_PAGE_SIZE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_timeout: Duration::from_secs(10),
+            client_request_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -137,6 +187,13 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a request to the client (sampling, elicitation, roots) may wait for its answer
+    /// (default 5 minutes: a person may be answering).
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.client_request_timeout = timeout;
+        self
+    }
+
     /// Checks the catalog (names, duplicates, schemas, state) and builds the server. All
     /// problems are reported at once.
     pub fn build(self) -> Result<Server, BuildError> {
@@ -145,16 +202,23 @@ impl ServerBuilder {
         } else {
             Vec::new()
         };
-        let registry =
-            Registry::build(&statics, &self.tools, &self.state, self.page_size).map_err(BuildError::new)?;
+        let entries = Registry::build_entries(&statics, &self.tools, &self.state).map_err(BuildError::new)?;
+        let catalog = self.catalog.build(&self.state).map_err(BuildError::new)?;
+        let registry = Registry::from_entries(entries.clone(), self.page_size);
+        let (events, _) = broadcast::channel(64);
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 instructions: self.instructions,
-                registry,
+                registry: ArcSwap::from_pointee(registry),
+                tool_set: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),
+                catalog,
                 state: Arc::new(self.state),
+                events,
+                page_size: self.page_size,
                 max_message_bytes: self.max_message_bytes,
                 shutdown_timeout: self.shutdown_timeout,
+                client_request_timeout: self.client_request_timeout,
             }),
         })
     }
@@ -223,15 +287,61 @@ impl Server {
         &self.inner.info
     }
 
-    /// The names of all tools, sorted.
-    pub fn tool_names(&self) -> Vec<&str> {
-        self.inner.registry.tools().iter().map(|t| &*t.name).collect()
+    /// The names of all served tools, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner.registry.load().tools().iter().map(|t| t.name.to_string()).collect()
+    }
+
+    /// Adds a runtime tool while serving, replacing any tool of the same name; every connected
+    /// client is sent `notifications/tools/list_changed`.
+    pub fn add_tool(&self, tool: Tool) -> Result<(), BuildError> {
+        let entry = Arc::new(crate::registry::runtime_entry(&tool).map_err(BuildError::new)?);
+        let mut set = self.inner.tool_set.lock().expect("tool set lock");
+        set.entries.retain(|e| e.name != entry.name);
+        set.entries.push(entry);
+        self.inner.rebuild_tools(&set);
+        Ok(())
+    }
+
+    /// Removes a tool while serving (a `#[tool]` or a runtime one); returns whether it existed.
+    /// Clients are sent `notifications/tools/list_changed`.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let mut set = self.inner.tool_set.lock().expect("tool set lock");
+        let before = set.entries.len();
+        set.entries.retain(|e| &*e.name != name);
+        let removed = set.entries.len() != before;
+        if removed {
+            self.inner.rebuild_tools(&set);
+        }
+        removed
+    }
+
+    /// Hides (`false`) or shows again (`true`) a tool while serving: a disabled tool is not
+    /// listed and cannot be called. Returns whether the tool exists. Clients are sent
+    /// `notifications/tools/list_changed` when this changes anything.
+    pub fn set_tool_enabled(&self, name: &str, enabled: bool) -> bool {
+        let mut set = self.inner.tool_set.lock().expect("tool set lock");
+        if !set.entries.iter().any(|e| &*e.name == name) {
+            return false;
+        }
+        let changed = if enabled { set.disabled.remove(name) } else { set.disabled.insert(name.to_owned()) };
+        if changed {
+            self.inner.rebuild_tools(&set);
+        }
+        true
+    }
+
+    /// Tells the clients subscribed to `uri` that the resource changed
+    /// (`notifications/resources/updated`).
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        let _ = self.inner.events.send(ServerEvent::ResourceUpdated(uri.into()));
     }
 
     /// What the server knows of one tool (including what `tools/list` does not send: its
     /// summary and tags), or `None` if there is no such tool.
     pub fn tool(&self, name: &str) -> Option<ToolInfo> {
-        let entry = self.inner.registry.get(name)?;
+        let registry = self.inner.registry.load();
+        let entry = registry.get(name)?;
         Some(ToolInfo {
             name: entry.name.to_string(),
             title: entry.title.clone(),
@@ -249,6 +359,7 @@ impl Server {
         let tools: Vec<Value> = self
             .inner
             .registry
+            .load()
             .tools()
             .iter()
             .map(|t| serde_json::to_value(t.definition()).expect("a tool serializes"))
@@ -293,5 +404,29 @@ impl std::fmt::Debug for Server {
             .field("info", &self.inner.info)
             .field("tools", &self.tool_names())
             .finish_non_exhaustive()
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM: the start of a graceful shutdown.
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
     }
 }

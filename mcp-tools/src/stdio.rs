@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::Server;
-use crate::session::{Outbound, Session};
+use crate::session::{Origin, Outbound, Session};
 
 pub(crate) async fn serve<R, W>(server: &Server, reader: R, writer: W) -> io::Result<()>
 where
@@ -18,18 +18,30 @@ where
     let (outbound, queue) = Outbound::channel();
     let close = CancellationToken::new();
     let writer_task = tokio::spawn(write_loop(writer, queue, close.clone()));
-    let session = Session::new(server.inner.clone(), outbound);
+    // Over stdio, everything goes to the one output: answers, related and unrelated messages.
+    let session = Session::new(server.inner.clone(), Some(outbound.clone()));
+    session.forward_events();
+    let origin = Origin::new(outbound);
     let max = server.inner.max_message_bytes;
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::with_capacity(4096);
+    let shutdown = crate::server::shutdown_signal();
+    tokio::pin!(shutdown);
     let read_result = loop {
-        match read_line(&mut reader, &mut line, max).await {
+        let frame = tokio::select! {
+            frame = read_line(&mut reader, &mut line, max) => frame,
+            _ = &mut shutdown => {
+                tracing::info!("shutdown signal: no new requests; finishing running calls");
+                break Ok(());
+            }
+        };
+        match frame {
             Ok(Frame::End) => break Ok(()),
-            Ok(Frame::TooLong(length)) => session.reject_oversized(length),
+            Ok(Frame::TooLong(length)) => session.reject_oversized(&origin, length),
             Ok(Frame::Line) => {
                 let message = line.trim_ascii();
                 if !message.is_empty() {
-                    session.handle_message(message);
+                    session.handle_message(message, &origin);
                 }
             }
             Err(e) => break Err(e),
@@ -37,6 +49,7 @@ where
     };
     tracing::debug!("input ended; finishing running calls");
     session.drain().await;
+    session.close();
     close.cancel();
     let write_result = writer_task.await.unwrap_or_else(|e| Err(io::Error::other(e)));
     read_result.and(write_result)

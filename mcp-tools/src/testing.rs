@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex, mpsc};
 
 use crate::Server;
-use crate::session::{Outbound, Session};
+use crate::session::{Origin, Outbound, Session};
 
 /// A JSON-RPC error answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +91,7 @@ struct Incoming {
 /// A client connected in-process to a [`Server`].
 pub struct TestClient {
     session: Arc<Session>,
+    origin: Origin,
     next_id: AtomicI64,
     incoming: Mutex<Incoming>,
 }
@@ -118,8 +119,11 @@ impl TestClient {
     /// Connects without the handshake (to test the lifecycle itself).
     pub fn connect_uninitialized(server: &Server) -> TestClient {
         let (outbound, queue) = Outbound::channel();
+        let session = Session::new(server.inner.clone(), Some(outbound.clone()));
+        session.forward_events();
         TestClient {
-            session: Session::new(server.inner.clone(), outbound),
+            session,
+            origin: Origin::new(outbound),
             next_id: AtomicI64::new(1),
             incoming: Mutex::new(Incoming { queue, answers: HashMap::new(), notifications: Vec::new() }),
         }
@@ -135,7 +139,7 @@ impl TestClient {
     pub fn send_request(&self, method: &str, params: Value) -> i64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.session.handle_message(message.to_string().as_bytes());
+        self.session.handle_message(message.to_string().as_bytes(), &self.origin);
         id
     }
 
@@ -148,12 +152,12 @@ impl TestClient {
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) {
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.session.handle_message(message.to_string().as_bytes());
+        self.session.handle_message(message.to_string().as_bytes(), &self.origin);
     }
 
     /// Sends raw bytes as one message and returns the first message that comes back.
     pub async fn send_raw(&self, message: &str) -> Value {
-        self.session.handle_message(message.as_bytes());
+        self.session.handle_message(message.as_bytes(), &self.origin);
         let mut incoming = self.incoming.lock().await;
         let bytes = incoming.queue.recv().await.expect("the session is open");
         serde_json::from_slice(&bytes).expect("the server sends JSON")

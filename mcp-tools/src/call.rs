@@ -1,0 +1,129 @@
+//! One `tools/call`, top to bottom: check the arguments' shape, decode them (explaining every
+//! problem when they are invalid), run the handler (a panic becomes an `isError` result), and
+//! check structured output against a hand-written output schema.
+
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::registry::{Handler, ToolEntry};
+use crate::{Context, ToolResult};
+
+/// Runs one tool: decodes and checks its arguments, calls the handler (a panic becomes an
+/// `isError` result), and checks structured output against a hand-written output schema.
+pub(crate) async fn call_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> ToolResult {
+    if !arguments.get().trim_start().starts_with('{') {
+        return invalid_arguments(
+            entry,
+            vec![format!("(root): the arguments must be a JSON object, not {}", arguments.get())],
+        );
+    }
+    match &entry.handler {
+        Handler::Static { handler, plan, .. } => {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx, *plan))) {
+                Err(panic) => panicked(entry, panic),
+                Ok(Err(error)) => {
+                    let mut problems = schema_problems(entry, arguments);
+                    if problems.is_empty() {
+                        problems.push(format!("{}: {}", display_path(&error.path), error.message));
+                    }
+                    invalid_arguments(entry, problems)
+                }
+                Ok(Ok(future)) => {
+                    AssertUnwindSafe(future).catch_unwind().await.unwrap_or_else(|p| panicked(entry, p))
+                }
+            }
+        }
+        Handler::Dynamic { handler, input_validator, output_validator } => {
+            let value: Value = match serde_json::from_str(arguments.get()) {
+                Ok(v) => v,
+                Err(e) => return invalid_arguments(entry, vec![format!("(root): {e}")]),
+            };
+            if input_validator.is_some() {
+                let problems = schema_problems(entry, arguments);
+                if !problems.is_empty() {
+                    return invalid_arguments(entry, problems);
+                }
+            }
+            let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(value, ctx))) {
+                Ok(f) => f,
+                Err(panic) => return panicked(entry, panic),
+            };
+            let result = match AssertUnwindSafe(future).catch_unwind().await {
+                Ok(Ok(result)) => result,
+                Ok(Err(error)) => return error.into_result(&entry.name),
+                Err(panic) => return panicked(entry, panic),
+            };
+            match output_validator {
+                Some(validator) if !result.is_error() => check_output(entry, validator, result),
+                _ => result,
+            }
+        }
+    }
+}
+
+fn schema_problems(entry: &ToolEntry, arguments: &RawValue) -> Vec<String> {
+    let (Some(validator), Ok(value)) =
+        (entry.explaining_validator(), serde_json::from_str::<Value>(arguments.get()))
+    else {
+        return Vec::new();
+    };
+    validator
+        .iter_errors(&value)
+        .map(|e| format!("{}: {}", display_path(e.instance_path().as_str()), e))
+        .collect()
+}
+
+fn display_path(pointer: &str) -> &str {
+    if pointer.is_empty() { "(root)" } else { pointer }
+}
+
+fn invalid_arguments(entry: &ToolEntry, problems: Vec<String>) -> ToolResult {
+    tracing::debug!(tool = %entry.name, ?problems, "invalid arguments");
+    let mut text = format!("Invalid arguments for tool `{}`:\n", entry.name);
+    for problem in &problems {
+        text.push_str("- ");
+        text.push_str(problem);
+        text.push('\n');
+    }
+    text.push_str("Fix the arguments to match the tool's input schema and call it again.");
+    ToolResult::error(text)
+}
+
+fn check_output(entry: &ToolEntry, validator: &jsonschema::Validator, result: ToolResult) -> ToolResult {
+    let Some(value) = result.structured_value() else {
+        tracing::error!(tool = %entry.name, "tool declares an outputSchema but returned no structuredContent");
+        return ToolResult::error(format!(
+            "tool `{}` declares an output schema but returned no structured content",
+            entry.name
+        ));
+    };
+    let problems: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{}: {}", display_path(e.instance_path().as_str()), e))
+        .collect();
+    if problems.is_empty() {
+        return result;
+    }
+    tracing::error!(tool = %entry.name, ?problems, "structured output does not match the output schema");
+    ToolResult::error(format!(
+        "tool `{}` produced output that does not match its output schema:\n- {}",
+        entry.name,
+        problems.join("\n- ")
+    ))
+}
+
+fn panicked(entry: &ToolEntry, panic: Box<dyn std::any::Any + Send>) -> ToolResult {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned());
+    tracing::error!(tool = %entry.name, panic = %message, "tool handler panicked");
+    ToolResult::error(format!(
+        "tool `{}` failed: its handler panicked (details are in the server's log)",
+        entry.name
+    ))
+}
