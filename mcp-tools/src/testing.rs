@@ -94,26 +94,70 @@ pub struct TestClient {
     origin: Origin,
     next_id: AtomicI64,
     incoming: Mutex<Incoming>,
+    responder: Option<Arc<Responder>>,
 }
+
+/// Answers the server's requests to the client (`sampling/createMessage`, `elicitation/create`,
+/// `roots/list`, …): gets the method and params, returns the result or an error.
+pub type Responder = dyn Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync;
 
 impl TestClient {
     /// Connects and performs the `initialize` handshake (as client `mcp-tools-test`, declaring no
     /// capabilities).
     pub async fn connect(server: &Server) -> TestClient {
-        let client = Self::connect_uninitialized(server);
-        client
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": crate::LATEST_PROTOCOL_VERSION,
-                    "capabilities": {},
-                    "clientInfo": {"name": "mcp-tools-test", "version": env!("CARGO_PKG_VERSION")},
-                }),
-            )
-            .await
-            .expect("initialize succeeds");
-        client.notify("notifications/initialized", json!({}));
-        client
+        Self::connect_uninitialized(server).initialized(json!({})).await
+    }
+
+    /// Connects declaring `capabilities` (e.g. `{"sampling": {}, "elicitation": {}, "roots": {}}`)
+    /// and answering the server's requests with `responder`.
+    ///
+    /// ```rust,standalone_crate
+    /// use mcp_tools::{tool, Context, SamplingRequest, Server, ToolError};
+    /// use mcp_tools::testing::TestClient;
+    /// use serde_json::json;
+    ///
+    /// /// Ask the client's model.
+    /// #[tool]
+    /// async fn ask(question: String, ctx: Context) -> Result<String, ToolError> {
+    ///     let answer = ctx.sample(SamplingRequest::new(50).user(question)).await?;
+    ///     Ok(answer.text().unwrap_or_default().to_owned())
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = Server::builder().build().unwrap();
+    /// let client = TestClient::connect_with(&server, json!({"sampling": {}}), |method, _params| {
+    ///     assert_eq!(method, "sampling/createMessage");
+    ///     Ok(json!({"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "test"}))
+    /// })
+    /// .await;
+    /// let result = client.call("ask", json!({"question": "6 × 7?"})).await.unwrap();
+    /// assert_eq!(result.text(), "42");
+    /// # }
+    /// ```
+    pub async fn connect_with(
+        server: &Server,
+        capabilities: Value,
+        responder: impl Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync + 'static,
+    ) -> TestClient {
+        let mut client = Self::connect_uninitialized(server);
+        client.responder = Some(Arc::new(responder));
+        client.initialized(capabilities).await
+    }
+
+    async fn initialized(self, capabilities: Value) -> TestClient {
+        self.request(
+            "initialize",
+            json!({
+                "protocolVersion": crate::LATEST_PROTOCOL_VERSION,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "mcp-tools-test", "version": env!("CARGO_PKG_VERSION")},
+            }),
+        )
+        .await
+        .expect("initialize succeeds");
+        self.notify("notifications/initialized", json!({}));
+        self
     }
 
     /// Connects without the handshake (to test the lifecycle itself).
@@ -126,6 +170,7 @@ impl TestClient {
             origin: Origin::new(outbound),
             next_id: AtomicI64::new(1),
             incoming: Mutex::new(Incoming { queue, answers: HashMap::new(), notifications: Vec::new() }),
+            responder: None,
         }
     }
 
@@ -205,9 +250,23 @@ impl TestClient {
         let mut incoming = self.incoming.lock().await;
         while let Ok(bytes) = incoming.queue.try_recv() {
             let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
-            stash(&mut incoming, message);
+            if !self.answer_server_request(&message) {
+                stash(&mut incoming, message);
+            }
         }
         std::mem::take(&mut incoming.notifications)
+    }
+
+    /// Waits for the next notification named `method` (one already received counts) and
+    /// returns it.
+    pub async fn notification(&self, method: &str) -> Value {
+        {
+            let mut incoming = self.incoming.lock().await;
+            if let Some(i) = incoming.notifications.iter().position(|n| n["method"] == method) {
+                return incoming.notifications.remove(i);
+            }
+        }
+        self.wait_for(|m| m["method"] == method && m.get("id").is_none()).await
     }
 
     async fn wait_for(&self, wanted: impl Fn(&Value) -> bool) -> Value {
@@ -221,8 +280,31 @@ impl TestClient {
             if wanted(&message) {
                 return message;
             }
-            stash(&mut incoming, message);
+            if !self.answer_server_request(&message) {
+                stash(&mut incoming, message);
+            }
         }
+    }
+
+    /// Answers a request from the server (with the responder, or "method not found").
+    fn answer_server_request(&self, message: &Value) -> bool {
+        let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str))
+        else {
+            return false;
+        };
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let outcome = match &self.responder {
+            Some(responder) => responder(method, &params),
+            None => {
+                Err(RpcError { code: -32601, message: format!("the test client does not answer {method}") })
+            }
+        };
+        let answer = match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
+        };
+        self.session.handle_message(answer.to_string().as_bytes(), &self.origin);
+        true
     }
 }
 

@@ -1,0 +1,367 @@
+//! The Streamable HTTP transport: every status path, sessions, JSON and SSE answers, stateless
+//! mode, request facts in the context, and graceful shutdown.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode, header};
+use mcp_tools::{Context, HttpOptions, Server, tool};
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+/// Report progress, then answer.
+#[tool]
+async fn slow_count(to: u32, ctx: Context) -> String {
+    for i in 1..=to {
+        ctx.report_progress(f64::from(i), Some(f64::from(to)), None);
+    }
+    format!("counted to {to}")
+}
+
+/// Echo a request header back.
+#[tool]
+async fn whoami(ctx: Context) -> String {
+    match ctx.http() {
+        Some(http) => format!(
+            "tenant={} session={}",
+            http.headers.get("x-tenant").and_then(|v| v.to_str().ok()).unwrap_or("-"),
+            http.session_id.as_deref().unwrap_or("-")
+        ),
+        None => "not over HTTP".into(),
+    }
+}
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+fn app(options: HttpOptions) -> Router {
+    Server::builder().name("http-test").build().unwrap().http_router(options)
+}
+
+fn post(body: &Value) -> axum::http::request::Builder {
+    let _ = body;
+    Request::post("/mcp")
+        .header(header::HOST, "localhost:1234")
+        .header(header::ACCEPT, ACCEPT_BOTH)
+        .header(header::CONTENT_TYPE, "application/json")
+}
+
+async fn send(app: &Router, request: Request<Body>) -> Response<Body> {
+    app.clone().oneshot(request).await.unwrap()
+}
+
+async fn body_text(response: Response<Body>) -> String {
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn initialize_body() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+}
+
+/// Initializes a session; returns its id.
+async fn open_session(app: &Router) -> String {
+    let body = initialize_body();
+    let response = send(app, post(&body).body(Body::from(body.to_string())).unwrap()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+    let id = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let answer: Value = serde_json::from_str(&body_text(response).await).unwrap();
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    id
+}
+
+fn in_session(session: &str, body: &Value) -> Request<Body> {
+    post(body).header("mcp-session-id", session).body(Body::from(body.to_string())).unwrap()
+}
+
+/// The `data:` payloads of an SSE body.
+fn sse_messages(text: &str) -> Vec<Value> {
+    text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn a_session_is_issued_on_initialize_and_required_after() {
+    let app = app(HttpOptions::new());
+    let session = open_session(&app).await;
+    assert_eq!(session.len(), 32, "an unguessable id");
+
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = send(&app, in_session(&session, &note)).await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    assert!(body_text(response).await.is_empty());
+
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let response = send(&app, in_session(&session, &ping)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(serde_json::from_str::<Value>(&body_text(response).await).unwrap()["result"], json!({}));
+
+    let response = send(&app, post(&ping).body(Body::from(ping.to_string())).unwrap()).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST, "missing session");
+    let response = send(&app, in_session("0123456789abcdef0123456789abcdef", &ping)).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND, "unknown session");
+}
+
+#[tokio::test]
+async fn delete_ends_the_session() {
+    let app = app(HttpOptions::new());
+    let session = open_session(&app).await;
+    let delete = Request::delete("/mcp")
+        .header(header::HOST, "localhost")
+        .header("mcp-session-id", &session)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, delete).await.status(), StatusCode::OK);
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    assert_eq!(send(&app, in_session(&session, &ping)).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn requests_that_stream_get_sse_and_simple_ones_get_json() {
+    let app = app(HttpOptions::new());
+    let session = open_session(&app).await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "slow_count", "arguments": {"to": 3}, "_meta": {"progressToken": "p"}}});
+    let response = send(&app, in_session(&session, &call)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
+    let messages = sse_messages(&body_text(response).await);
+    assert_eq!(messages.len(), 4, "three progress notifications, then the answer: {messages:?}");
+    assert_eq!(messages[0]["method"], "notifications/progress");
+    assert_eq!(messages[2]["params"]["progress"], 3.0);
+    assert_eq!(messages[3]["id"], 7);
+    assert_eq!(messages[3]["result"]["content"][0]["text"], "counted to 3");
+
+    // Without a progress token nothing precedes the answer: plain JSON.
+    let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "slow_count", "arguments": {"to": 3}}});
+    let response = send(&app, in_session(&session, &call)).await;
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+}
+
+#[tokio::test]
+async fn the_context_sees_the_http_request() {
+    let app = app(HttpOptions::new());
+    let session = open_session(&app).await;
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "whoami"}});
+    let request = post(&call)
+        .header("mcp-session-id", &session)
+        .header("x-tenant", "acme")
+        .body(Body::from(call.to_string()))
+        .unwrap();
+    let answer: Value = serde_json::from_str(&body_text(send(&app, request).await).await).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], format!("tenant=acme session={session}"));
+}
+
+#[tokio::test]
+async fn bad_requests_get_the_right_status() {
+    let app = app(HttpOptions::new().max_body_size(1024));
+    let session = open_session(&app).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    let base =
+        || Request::post("/mcp").header(header::HOST, "localhost").header("mcp-session-id", session.as_str());
+    let cases: Vec<(&str, Request<Body>, StatusCode)> = vec![
+        (
+            "Accept without text/event-stream",
+            base()
+                .header(header::ACCEPT, "application/json")
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(ping.clone()))
+                .unwrap(),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            "no Accept",
+            base().header(header::CONTENT_TYPE, "application/json").body(Body::from(ping.clone())).unwrap(),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            "text body",
+            base()
+                .header(header::ACCEPT, ACCEPT_BOTH)
+                .header(header::CONTENT_TYPE, "text/plain")
+                .body(Body::from(ping.clone()))
+                .unwrap(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            "foreign Origin",
+            base()
+                .header(header::ACCEPT, ACCEPT_BOTH)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ORIGIN, "https://evil.example")
+                .body(Body::from(ping.clone()))
+                .unwrap(),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "oversized body",
+            base()
+                .header(header::ACCEPT, ACCEPT_BOTH)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(format!("{{\"x\":\"{}\"}}", "a".repeat(2048))))
+                .unwrap(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            "unsupported protocol version header",
+            base()
+                .header(header::ACCEPT, ACCEPT_BOTH)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header("mcp-protocol-version", "1999-01-01")
+                .body(Body::from(ping.clone()))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "malformed JSON",
+            base()
+                .header(header::ACCEPT, ACCEPT_BOTH)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from("{nope"))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "batch",
+            base()
+                .header(header::ACCEPT, ACCEPT_BOTH)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(format!("[{ping}]")))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+        ),
+        ("PUT", base().method("PUT").body(Body::empty()).unwrap(), StatusCode::METHOD_NOT_ALLOWED),
+        (
+            "GET without event-stream",
+            base().method("GET").header(header::ACCEPT, "application/json").body(Body::empty()).unwrap(),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+    ];
+    for (name, request, expected) in cases {
+        let response = send(&app, request).await;
+        assert_eq!(response.status(), expected, "{name}");
+    }
+    let foreign_host = Request::post("/mcp")
+        .header(header::HOST, "evil.example:80")
+        .header(header::ACCEPT, ACCEPT_BOTH)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(ping.clone()))
+        .unwrap();
+    assert_eq!(send(&app, foreign_host).await.status(), StatusCode::FORBIDDEN, "DNS rebinding");
+
+    // The parse error is a JSON-RPC error body.
+    let malformed = base()
+        .header(header::ACCEPT, ACCEPT_BOTH)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from("{nope"))
+        .unwrap();
+    let answer: Value = serde_json::from_str(&body_text(send(&app, malformed).await).await).unwrap();
+    assert_eq!(answer["error"]["code"], -32700);
+
+    // Any supported version is accepted in the header, not only the negotiated one.
+    let older = base()
+        .header(header::ACCEPT, ACCEPT_BOTH)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header("mcp-protocol-version", "2025-03-26")
+        .body(Body::from(ping))
+        .unwrap();
+    assert_eq!(send(&app, older).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn allowed_hosts_and_origins_are_configurable() {
+    let app = app(HttpOptions::new().allow_host("mcp.example.com").allow_origin("https://app.example.com"));
+    let body = initialize_body();
+    let request = Request::post("/mcp")
+        .header(header::HOST, "mcp.example.com")
+        .header(header::ORIGIN, "https://app.example.com")
+        .header(header::ACCEPT, ACCEPT_BOTH)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    assert_eq!(send(&app, request).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_list_changes() {
+    let server = Server::builder().build().unwrap();
+    let app = server.http_router(HttpOptions::new().keep_alive(None));
+    let session = open_session(&app).await;
+    let get = || {
+        Request::get("/mcp")
+            .header(header::HOST, "localhost")
+            .header(header::ACCEPT, "text/event-stream")
+            .header("mcp-session-id", session.as_str())
+            .body(Body::empty())
+            .unwrap()
+    };
+    let response = send(&app, get()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
+    assert_eq!(send(&app, get()).await.status(), StatusCode::CONFLICT, "one GET stream per session");
+
+    server.set_tool_enabled("whoami", false);
+    let mut body = response.into_body().into_data_stream();
+    use futures_util::StreamExt as _;
+    let chunk = tokio::time::timeout(Duration::from_secs(5), body.next()).await.unwrap().unwrap().unwrap();
+    let text = String::from_utf8(chunk.to_vec()).unwrap();
+    assert_eq!(sse_messages(&text)[0]["method"], "notifications/tools/list_changed");
+}
+
+#[tokio::test]
+async fn stateless_mode_needs_no_session() {
+    let app = app(HttpOptions::new().stateless(true));
+    let body = initialize_body();
+    let response = send(&app, post(&body).body(Body::from(body.to_string())).unwrap()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers().get("mcp-session-id").is_none());
+
+    // A call with no session and no initialize on this "instance" is answered.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow_count", "arguments": {"to": 1}}});
+    let response = send(&app, post(&call).body(Body::from(call.to_string())).unwrap()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let answer: Value = serde_json::from_str(&body_text(response).await).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "counted to 1");
+
+    let get = Request::get("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::ACCEPT, "text/event-stream")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, get).await.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn serve_http_answers_over_tcp_and_shuts_down_gracefully() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = Server::builder().build().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        server
+            .serve_http_on(listener, HttpOptions::new(), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let body = initialize_body().to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        addr.port(),
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.to_ascii_lowercase().contains("mcp-session-id:"));
+    assert!(response.contains("\"serverInfo\""));
+
+    stop.send(()).unwrap();
+    let result =
+        tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stops promptly").unwrap();
+    assert!(result.is_ok());
+}
