@@ -21,7 +21,7 @@ impl<T> Attr<T> {
     }
     pub fn set(&mut self, cx: &Ctxt, span: Span, value: T) {
         if self.value.is_some() {
-            cx.error_at(span, format!("duplicate `{}` argument", self.name));
+            cx.error_at(span, format!("duplicate `{}` argument: remove one of them", self.name));
         } else {
             self.value = Some((span, value));
         }
@@ -110,7 +110,10 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
             }
             ANNOTATIONS => {
                 if attr.annotations.is_some() {
-                    cx.error_at(span, "duplicate `annotations` argument");
+                    cx.error_at(
+                        span,
+                        "duplicate `annotations` argument: put all hints in one `annotations(...)`",
+                    );
                 }
                 let parsed = parse_annotations(cx, &meta);
                 if attr.annotations.is_none() {
@@ -123,7 +126,7 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                 }
             }
             _ => {
-                unknown(cx, &meta, "#[tool]", TOOL_ARGS);
+                unknown(cx, &meta, "`#[tool]` argument", TOOL_ARGS);
             }
         }
         Ok(())
@@ -146,12 +149,20 @@ pub fn parse_param_attr(cx: &Ctxt, attr: &syn::Attribute, into: &mut ParamAttr) 
         let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
         match key.as_str() {
             DEFAULT => {
-                if let Some(e) = value_expr(cx, &meta, "`default = <expression>`") {
+                let form = "`default = <expression>` (e.g. `default = 10` or `default = Default::default()`)";
+                if let Some(e) = value_expr(cx, &meta, form) {
                     into.default.set(cx, span, e);
                 }
             }
             RENAME => set_str(cx, &meta, &mut into.rename),
-            _ => unknown(cx, &meta, "parameter #[tool]", PARAM_ARGS),
+            DESCRIPTION => {
+                cx.error_spanned_by(
+                    &meta.path,
+                    "an argument's description is its doc comment: write `/// ...` above the parameter",
+                );
+                skip_value(&meta);
+            }
+            _ => unknown(cx, &meta, "`#[tool]` parameter argument", PARAM_ARGS),
         }
         Ok(())
     });
@@ -168,10 +179,7 @@ fn span_of(meta: &ParseNestedMeta<'_>) -> Span {
 fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, what: &str, expected: &[&str]) {
     let name = quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "");
     let hint = closest(&name, expected).map(|c| format!(" (did you mean `{c}`?)")).unwrap_or_default();
-    cx.error_spanned_by(
-        &meta.path,
-        format!("unknown {what} argument `{name}`{hint}; expected {}", one_of(expected)),
-    );
+    cx.error_spanned_by(&meta.path, format!("unknown {what} `{name}`{hint}; expected {}", one_of(expected)));
     skip_value(meta);
 }
 
@@ -308,7 +316,7 @@ fn parse_annotations(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Annotation
                 return Ok(());
             }
             _ => {
-                unknown(cx, &inner, "annotations", ANNOTATION_ARGS);
+                unknown(cx, &inner, "annotation", ANNOTATION_ARGS);
                 return Ok(());
             }
         };
@@ -339,7 +347,7 @@ fn parse_widget(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Widget> {
     let result = meta.parse_nested_meta(|inner| {
         let key = inner.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
         if seen.contains(&key) {
-            cx.error_spanned_by(&inner.path, format!("duplicate `{key}` argument"));
+            cx.error_spanned_by(&inner.path, format!("duplicate `{key}` argument: remove one of them"));
         }
         seen.push(key.clone());
         match key.as_str() {
@@ -362,7 +370,7 @@ fn parse_widget(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Widget> {
                     if k == CONNECT || k == RESOURCES {
                         str_list(cx, &c, &k);
                     } else {
-                        unknown(cx, &c, "csp", CSP_ARGS);
+                        unknown(cx, &c, "`csp(...)` argument", CSP_ARGS);
                     }
                     Ok(())
                 });
@@ -370,7 +378,7 @@ fn parse_widget(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Widget> {
                     cx.syn_error(e);
                 }
             }
-            _ => unknown(cx, &inner, "widget", WIDGET_ARGS),
+            _ => unknown(cx, &inner, "`widget(...)` argument", WIDGET_ARGS),
         }
         Ok(())
     });

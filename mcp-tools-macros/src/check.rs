@@ -14,17 +14,20 @@ pub fn function(cx: &Ctxt, item: &ItemFn) {
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         cx.error_spanned_by(
             &sig.generics,
-            "#[tool] functions cannot be generic: the schema is derived from concrete types",
+            "#[tool] functions cannot be generic: the schemas are derived from concrete types; remove the parameters and name the types",
         );
     }
     if let Some(t) = &sig.unsafety {
-        cx.error_spanned_by(t, "#[tool] functions cannot be `unsafe`");
+        cx.error_spanned_by(
+            t,
+            "#[tool] functions cannot be `unsafe`: remove it and use an `unsafe { ... }` block inside",
+        );
     }
     if let Some(t) = &sig.constness {
-        cx.error_spanned_by(t, "#[tool] functions cannot be `const`");
+        cx.error_spanned_by(t, "#[tool] functions cannot be `const`: remove it");
     }
     if let Some(abi) = &sig.abi {
-        cx.error_spanned_by(abi, "#[tool] functions cannot be `extern`");
+        cx.error_spanned_by(abi, "#[tool] functions cannot be `extern`: remove the ABI");
     }
     if let Some(v) = &sig.variadic {
         cx.error_spanned_by(v, "#[tool] functions cannot be variadic");
@@ -40,14 +43,20 @@ pub fn tool_name(cx: &Ctxt, attr: &ToolAttr, item: &ItemFn) -> String {
             (item.sig.ident.unraw().to_string(), item.sig.ident.span())
         }
     };
-    if name.is_empty() || name.len() > 128 {
-        cx.error_at(span, format!("tool name {name:?} must be 1 to 128 characters long"));
+    if name.is_empty() {
+        cx.error_at(span, "a tool name cannot be empty");
+    } else if name.chars().count() > 128 {
+        let length = name.chars().count();
+        cx.error_at(span, format!("this tool name is {length} characters long; the limit is 128"));
     } else if let Some(c) =
         name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
     {
+        let fix = if attr.name.get().is_some() { "" } else { " (set one with `name = \"...\"`)" };
         cx.error_at(
             span,
-            format!("tool name {name:?} contains {c:?}; tool names use only A-Z, a-z, 0-9, `_`, `.` and `-` (set one with `name = \"...\"`)"),
+            format!(
+                "tool name {name:?} contains {c:?}; tool names use only A-Z, a-z, 0-9, `_`, `.` and `-`{fix}"
+            ),
         );
     }
     name
@@ -64,12 +73,25 @@ pub fn attribute(cx: &Ctxt, attr: &ToolAttr) {
     }
     for lit in attr.tags.get().into_iter().flatten() {
         if lit.value().trim().is_empty() {
-            cx.error_spanned_by(lit, "tags cannot be empty");
+            cx.error_spanned_by(lit, "a tag cannot be empty: remove it or write a word");
         }
     }
-    for lit in [attr.description.get(), attr.title.get(), attr.summary.get()].into_iter().flatten() {
-        if lit.value().trim().is_empty() {
-            cx.error_spanned_by(lit, "this text cannot be empty");
+    let texts = [
+        (
+            attr.description.get(),
+            "`description` cannot be empty: say what the tool does, or remove it to use the doc comment",
+        ),
+        (attr.title.get(), "`title` cannot be empty: write a display title or remove it"),
+        (
+            attr.summary.get(),
+            "`summary` cannot be empty: write one line or remove it to use the description's first line",
+        ),
+    ];
+    for (lit, message) in texts {
+        if let Some(lit) = lit
+            && lit.value().trim().is_empty()
+        {
+            cx.error_spanned_by(lit, message);
         }
     }
     if let Some(s) = attr.summary.get()
@@ -105,7 +127,10 @@ pub fn parameters(cx: &Ctxt, sig: &Signature) {
         if let ParamKind::Arg { wire_name, name_span, .. } = &p.kind
             && seen.insert(wire_name, ()).is_some()
         {
-            cx.error_at(*name_span, format!("two arguments are named `{wire_name}`"));
+            cx.error_at(
+                *name_span,
+                format!("two arguments are named `{wire_name}`: give one another name with `#[tool(rename = \"...\")]`"),
+            );
         }
     }
 }

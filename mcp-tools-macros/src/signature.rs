@@ -28,8 +28,13 @@ pub struct Param {
 
 pub enum Return {
     Unit,
-    /// The last path segment is `Result`.
-    Result(Type),
+    /// The last path segment is `Result`; `ok` and `err` are its type arguments as written
+    /// (`None` when they are not, as `io::Result<T>`'s error type).
+    Result {
+        ty: Type,
+        ok: Option<Box<Type>>,
+        err: Option<Box<Type>>,
+    },
     Value(Type),
 }
 
@@ -46,6 +51,18 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
         Type::Paren(p) => last_segment(&p.elem),
         _ => None,
     }
+}
+
+/// The type arguments of a path segment (`Result<T, E>` → `T`, `E`).
+fn type_args(seg: &syn::PathSegment) -> impl Iterator<Item = &Type> {
+    let args = match &seg.arguments {
+        PathArguments::AngleBracketed(a) => Some(a.args.iter()),
+        _ => None,
+    };
+    args.into_iter().flatten().filter_map(|a| match a {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
 }
 
 fn single_generic(seg: &syn::PathSegment) -> Option<Type> {
@@ -87,17 +104,21 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
         let ty = (*pat_type.ty).clone();
         let segment = last_segment(&ty);
         let segment_name = segment.map(|s| s.ident.to_string());
+        let set = [(DEFAULT, param_attr.default.span()), (RENAME, param_attr.rename.span())];
+        let set = set.into_iter().filter_map(|(key, span)| Some((key, span?)));
         let kind = match segment_name.as_deref() {
-            Some("Context" | "State") => {
-                if let Some(span) = param_attr.default.span().or(param_attr.rename.span()) {
-                    cx.error_at(span, "`default` and `rename` apply to arguments, not to context parameters");
+            Some(context @ ("Context" | "State")) => {
+                for (key, span) in set {
+                    cx.error_at(span, format!("`{key}` applies to arguments; a `{context}` parameter is filled from the call's context: remove it"));
                 }
                 ParamKind::Extractor
             }
             Some("Args") => match segment.and_then(single_generic) {
                 Some(inner) => {
-                    if let Some(span) = param_attr.default.span().or(param_attr.rename.span()) {
-                        cx.error_at(span, "`default` and `rename` apply to single arguments; use serde attributes on the fields of the `Args<T>` struct");
+                    for (key, span) in set {
+                        let serde =
+                            if key == DEFAULT { "#[serde(default)]" } else { "#[serde(rename = \"...\")]" };
+                        cx.error_at(span, format!("`{key}` applies to single arguments; for `Args<T>`, put `{serde}` on the struct's fields"));
                     }
                     ParamKind::WholeArgs { inner }
                 }
@@ -137,7 +158,11 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
                 cx.error_spanned_by(ty, "#[tool] functions cannot return `impl Trait`: name the type (e.g. `String`, a struct deriving `Serialize` and `JsonSchema`, or `ToolResult`)");
             }
             match last_segment(ty) {
-                Some(seg) if seg.ident == "Result" => Return::Result((**ty).clone()),
+                Some(seg) if seg.ident == "Result" => {
+                    let mut args = type_args(seg).cloned().map(Box::new);
+                    let (ok, err) = (args.next(), args.next());
+                    Return::Result { ty: (**ty).clone(), ok, err }
+                }
                 _ => Return::Value((**ty).clone()),
             }
         }
@@ -145,14 +170,16 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
     Signature { params, ret }
 }
 
-/// Argument types are decoded into owned values: no references, no `impl Trait`.
+/// Argument types are decoded into owned values: no references (also inside `Option<&str>` and
+/// the like), no `impl Trait`.
 fn check_arg_type(cx: &Ctxt, ty: &Type) {
     match ty {
         Type::Reference(r) => {
             let fix = match &*r.elem {
                 Type::Path(p) if p.path.is_ident("str") => "use `String` instead of `&str`".to_owned(),
                 Type::Slice(_) => "use `Vec<T>` instead of a slice".to_owned(),
-                other => format!("take `{}` by value", quote::ToTokens::to_token_stream(other)),
+                _ if r.mutability.is_some() => "take it by value: remove the `&mut`".to_owned(),
+                _ => "take it by value: remove the `&`".to_owned(),
             };
             cx.error_spanned_by(ty, format!("#[tool] arguments are decoded into owned values: {fix}"));
         }
@@ -160,6 +187,16 @@ fn check_arg_type(cx: &Ctxt, ty: &Type) {
             cx.error_spanned_by(ty, "#[tool] arguments cannot be `impl Trait`: name a concrete type")
         }
         Type::Infer(_) => cx.error_spanned_by(ty, "#[tool] arguments need a concrete type"),
+        Type::Path(p) => {
+            for seg in &p.path.segments {
+                type_args(seg).for_each(|t| check_arg_type(cx, t));
+            }
+        }
+        Type::Tuple(t) => t.elems.iter().for_each(|t| check_arg_type(cx, t)),
+        Type::Array(a) => check_arg_type(cx, &a.elem),
+        Type::Slice(s) => check_arg_type(cx, &s.elem),
+        Type::Paren(p) => check_arg_type(cx, &p.elem),
+        Type::Group(g) => check_arg_type(cx, &g.elem),
         _ => {}
     }
 }

@@ -96,7 +96,8 @@
 /// argument types, `impl Trait` return types, two `Args<T>` or `Args<T>` with other arguments,
 /// two arguments with one name, argument types that are not `Deserialize + JsonSchema`, return
 /// types that are not `Serialize + JsonSchema`, error types that do not convert into
-/// `ToolError`. All mistakes of one attribute are reported together, and the function is still
+/// `ToolError`, `async fn`s whose future is not `Send`. Each is reported on the token
+/// to fix. All mistakes of one attribute are reported together, and the function is still
 /// emitted so the rest of the crate type-checks.
 ///
 /// Start-up (when the server is built) catches what one attribute cannot see: two tools with
@@ -108,6 +109,15 @@
 /// anonymous `const _: () = { ... };` block so nothing leaks into your namespace:
 ///
 /// ```text
+/// // One check per parameter and return type, spanned on the type you wrote: a type mistake is
+/// // reported there, once, with a message that says what to derive or use instead.
+/// const _: () = assert_arg::<String>();          // Deserialize + JsonSchema
+/// const _: () = assert_from_context::<State<Db>>();
+/// const _: () = assert_result::<Result<Page, ToolError>>();
+/// const _: () = assert_output::<<Result<Page, ToolError> as IsResult>::Ok>();   // on `Page`
+/// const _: () = assert_error::<<Result<Page, ToolError> as IsResult>::Err>();   // on `ToolError`
+/// …
+/// // Everything below uses the types through `Check::<T>`, which adds no second error.
 /// struct __McpArgs { __mcp_arg_0: String, __mcp_arg_1: u32, __mcp_arg_2: Option<String> }
 /// impl Deserialize for __McpArgs { … }        // a visitor: rejects unknown and repeated
 ///                                             // arguments, applies defaults and Option
@@ -115,22 +125,28 @@
 ///
 /// fn __mcp_input_schema(gen) -> Schema {      // one property per argument, in order
 ///     let mut s = ObjectSchema::new();
-///     s.property::<String>(gen, "sql", Some("The SQL text."), None);
-///     s.property::<u32>(gen, "limit", Some("Rows per page."), Some(Some(json!(50))));
+///     Check::<String>::new().property(&mut s, gen, "sql", Some("The SQL text."), None);
+///     Check::<u32>::new().property(&mut s, gen, "limit", Some("Rows per page."), Some(Some(json!(50))));
 ///     …
 ///     s.finish()
 /// }
+/// fn __mcp_output_schema(gen) -> Option<Schema> {
+///     Check::<Result<Page, ToolError>>::new().output_schema_of_result(gen)
+/// }
+/// fn __mcp_state_3() -> Option<(TypeId, &'static str)> { Check::<State<Db>>::new().required_state() }
+/// fn __mcp_state_4() -> Option<(TypeId, &'static str)> { Check::<Context>::new().required_state() }
 ///
 /// fn __mcp_handler(arguments: &RawValue, ctx: Context, plan: OutputPlan)
 ///     -> Result<BoxFuture<'static, ToolResult>, ArgumentError>
 /// {
 ///     let __McpArgs { __mcp_arg_0, __mcp_arg_1, __mcp_arg_2 } = decode(arguments)?;
 ///     Ok(Box::pin(async move {
-///         let __mcp_arg_3 = extract::<State<Db>>(&ctx);
-///         let __mcp_arg_4 = extract::<Context>(&ctx);
-///         finish_result::<Result<Page, ToolError>>(
-///             query(__mcp_arg_0, __mcp_arg_1, __mcp_arg_2, __mcp_arg_3, __mcp_arg_4).await,
-///             plan, "db.query")
+///         let __mcp_arg_3 = Check::<State<Db>>::new().extract(&ctx);
+///         let __mcp_arg_4 = Check::<Context>::new().extract(&ctx);
+///         let future = query(__mcp_arg_0, __mcp_arg_1, __mcp_arg_2, __mcp_arg_3, __mcp_arg_4);
+///         assert_send(&future);                   // spanned on the function's name
+///         let result = SendFuture(future).into_send().await;
+///         Check::<Result<Page, ToolError>>::new().finish_result(result, plan, "db.query")
 ///     }))
 /// }
 ///
@@ -138,8 +154,8 @@
 ///     name: "db.query", title: Some("Query the database"), description: "Query the database.\n\n…",
 ///     summary: Some("Run a read-only SQL query"), tags: &["database", "sql"],
 ///     annotations: StaticAnnotations { read_only: Some(true), idempotent: Some(true), … },
-///     input_schema: __mcp_input_schema, output_schema: output_schema_of_result::<Result<Page, ToolError>>,
-///     required_state: &[required_state::<State<Db>>, required_state::<Context>],
+///     input_schema: __mcp_input_schema, output_schema: __mcp_output_schema,
+///     required_state: &[__mcp_state_3, __mcp_state_4],
 ///     handler: __mcp_handler, file: file!(), line: line!(), …
 /// } }
 /// ```

@@ -97,13 +97,16 @@ impl fmt::Debug for ToolError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the error type of a #[tool] function",
     label = "this error type",
-    note = "use `mcp_tools::ToolError`, or any type implementing `std::error::Error + Send + Sync + 'static`"
+    note = "return `Result<T, mcp_tools::ToolError>` (for a message: `Err(ToolError::new(\"...\"))`), or use an error type implementing `std::error::Error + Send + Sync + 'static`"
 )]
 pub trait IntoToolError {
     /// Converts the error.
     fn into_tool_error(self) -> ToolError;
 }
 
+// `do_not_recommend`: an unsuitable type is reported with `IntoToolError`'s message rather than
+// with whatever `From` impl rustc tried last (e.g. "`dyn Error` has no size" for a boxed error).
+#[diagnostic::do_not_recommend]
 impl<E: Into<ToolError>> IntoToolError for E {
     fn into_tool_error(self) -> ToolError {
         self.into()

@@ -42,8 +42,10 @@ mod context;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod prompt;
 mod protocol;
 mod registry;
+mod resource;
 mod result;
 pub mod schema;
 mod server;
@@ -56,12 +58,15 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use catalog::{CompletionRef, CompletionRequest};
 pub use client::{ClientError, Elicitation, ElicitationResponse, Root, SamplingRequest, SamplingResponse};
 pub use context::{Context, FromContext, HttpParts, LogLevel, State};
 pub use error::{BuildError, ToolError};
 #[cfg(feature = "http")]
 pub use http::HttpOptions;
+pub use prompt::{IntoPromptResult, Prompt, PromptArgument, PromptMessage, PromptResult};
 pub use protocol::{Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+pub use resource::{IntoContents, Resource, ResourceContents, ResourceRequest, ResourceTemplate};
 pub use result::{Content, EmbeddedResource, ToolOutput, ToolResult};
 pub use server::{Server, ServerBuilder, ToolInfo};
 pub use tool::{Annotations, Args, Icon, Tool};

@@ -19,6 +19,7 @@ pub(crate) const PARSE_ERROR: i32 = -32700;
 pub(crate) const INVALID_REQUEST: i32 = -32600;
 pub(crate) const METHOD_NOT_FOUND: i32 = -32601;
 pub(crate) const INVALID_PARAMS: i32 = -32602;
+pub(crate) const INTERNAL_ERROR: i32 = -32603;
 
 /// A JSON-RPC request id: a string or an integer (never null).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

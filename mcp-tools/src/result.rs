@@ -300,7 +300,7 @@ impl ToolResult {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a #[tool] function",
     label = "this return type",
-    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `String`, `()`, `mcp_tools::ToolResult`, or a `Result` of one of these"
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it (it must also be `Send`), or return `String`, `()`, `mcp_tools::ToolResult`, or a `Result` of one of these"
 )]
 pub trait ToolOutput: Send {
     /// The output schema this type advertises (before the schema policy), or `None` for
@@ -310,6 +310,9 @@ pub trait ToolOutput: Send {
     fn into_tool_result(self, plan: OutputPlan) -> ToolResult;
 }
 
+// `do_not_recommend`: an unsuitable type is reported with `ToolOutput`'s message, once, rather
+// than once per missing trait with the derive's own message.
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + JsonSchema + Send> ToolOutput for T {
     fn output_schema(generator: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
         Some(generator.root_schema_for::<T>())

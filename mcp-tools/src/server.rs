@@ -160,6 +160,48 @@ impl ServerBuilder {
         self.tools.push(tool);
         self
     }
+    /// Adds a runtime resource (replacing a `#[resource]` with the same URI).
+    pub fn resource(mut self, resource: crate::Resource) -> Self {
+        self.catalog.resources.retain(|r| r.uri != resource.uri);
+        self.catalog.resources.push(resource);
+        self
+    }
+    /// Adds a runtime resource template (replacing one with the same URI template).
+    pub fn resource_template(mut self, template: crate::ResourceTemplate) -> Self {
+        self.catalog.templates.retain(|t| t.template.source != template.template.source);
+        self.catalog.templates.push(template);
+        self
+    }
+    /// Adds a runtime prompt (replacing a `#[prompt]` with the same name).
+    pub fn prompt(mut self, prompt: crate::Prompt) -> Self {
+        self.catalog.prompts.retain(|p| p.name != prompt.name);
+        self.catalog.prompts.push(prompt);
+        self
+    }
+    /// Answers `completion/complete` (suggestions for prompt arguments and resource-template
+    /// variables). Without one, every completion is empty.
+    ///
+    /// ```
+    /// use mcp_tools::{CompletionRef, Server};
+    /// let builder = Server::builder().completer(|request, _ctx| async move {
+    ///     match (&request.reference, request.argument.as_str()) {
+    ///         (CompletionRef::Prompt(name), "language") if name == "review" => ["rust", "python", "go"]
+    ///             .iter()
+    ///             .filter(|l| l.starts_with(&request.value))
+    ///             .map(|l| l.to_string())
+    ///             .collect(),
+    ///         _ => Vec::new(),
+    ///     }
+    /// });
+    /// ```
+    pub fn completer<F, Fut>(mut self, completer: F) -> Self
+    where
+        F: Fn(crate::CompletionRequest, crate::Context) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.catalog.completer = Some(Arc::new(move |request, ctx| Box::pin(completer(request, ctx))));
+        self
+    }
     /// Registers shared state, available to tools as [`State<T>`](crate::State) or
     /// [`Context::state`](crate::Context::state). One value per type.
     pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
@@ -203,7 +245,7 @@ impl ServerBuilder {
             Vec::new()
         };
         let entries = Registry::build_entries(&statics, &self.tools, &self.state).map_err(BuildError::new)?;
-        let catalog = self.catalog.build(&self.state).map_err(BuildError::new)?;
+        let catalog = self.catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
         let registry = Registry::from_entries(entries.clone(), self.page_size);
         let (events, _) = broadcast::channel(64);
         Ok(Server {
@@ -352,6 +394,16 @@ impl Server {
             output_schema: entry.output_schema.as_deref().cloned(),
             annotations: entry.annotations.clone(),
         })
+    }
+
+    /// The URIs of the fixed resources, sorted.
+    pub fn resource_uris(&self) -> Vec<String> {
+        self.inner.catalog.resource_uris()
+    }
+
+    /// The names of the prompts, sorted.
+    pub fn prompt_names(&self) -> Vec<String> {
+        self.inner.catalog.prompt_names()
     }
 
     /// Every tool as `tools/list` shows it, in one JSON value `{"tools": [...]}`.

@@ -502,7 +502,8 @@ impl Session {
         let cancel = ctx.cancellation_token();
         self.spawn_request(id, origin.clone(), cancel, async move {
             let result = call_entry(&entry, &arguments, ctx).await;
-            serde_json::value::to_raw_value(&result).map_err(|e| RpcError::new(-32603, e.to_string()))
+            serde_json::value::to_raw_value(&result)
+                .map_err(|e| RpcError::new(crate::protocol::INTERNAL_ERROR, e.to_string()))
         });
     }
 

@@ -1,0 +1,347 @@
+//! Resources: data a client can read by URI. A [`Resource`] has a fixed URI; a
+//! [`ResourceTemplate`] has a URI template such as `notes://{id}` whose variables the handler
+//! receives. Both can be defined with `#[resource(...)]` on a function or built at run time.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{Context, ToolError};
+
+/// One item of a resource's contents: text or a binary blob.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceContents {
+    /// The URI these contents are of.
+    pub uri: String,
+    /// MIME type, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Text contents (exclusive with `blob`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Base64 contents (exclusive with `text`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    /// `_meta` of these contents.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl ResourceContents {
+    /// Text contents.
+    pub fn text(uri: impl Into<String>, mime_type: Option<&str>, text: impl Into<String>) -> Self {
+        ResourceContents {
+            uri: uri.into(),
+            mime_type: mime_type.map(str::to_owned),
+            text: Some(text.into()),
+            blob: None,
+            meta: None,
+        }
+    }
+    /// Binary contents (base64-encoded here).
+    pub fn blob(uri: impl Into<String>, mime_type: Option<&str>, bytes: impl AsRef<[u8]>) -> Self {
+        ResourceContents {
+            uri: uri.into(),
+            mime_type: mime_type.map(str::to_owned),
+            text: None,
+            blob: Some(base64::engine::general_purpose::STANDARD.encode(bytes.as_ref())),
+            meta: None,
+        }
+    }
+    /// Adds a `_meta` entry.
+    pub fn with_meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta.get_or_insert_with(Map::new).insert(key.into(), value.into());
+        self
+    }
+}
+
+/// What a resource read was asked for: the URI, and the template's variables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResourceRequest {
+    /// The URI being read.
+    pub uri: String,
+    /// The values of the template's variables (empty for a fixed resource).
+    pub params: HashMap<String, String>,
+}
+
+impl ResourceRequest {
+    /// The value of template variable `name`.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.get(name).map(String::as_str)
+    }
+}
+
+/// What a resource handler returns, converted to contents.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a #[resource] function",
+    label = "this return type",
+    note = "return `String` (text), `Vec<u8>` (binary), `ResourceContents`, `Vec<ResourceContents>`, or a `Result` of one of these"
+)]
+pub trait IntoContents {
+    /// The contents for `uri`; `mime_type` is the resource's declared type.
+    fn into_contents(self, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents>;
+}
+
+impl IntoContents for String {
+    fn into_contents(self, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents> {
+        vec![ResourceContents::text(uri, Some(mime_type.unwrap_or("text/plain")), self)]
+    }
+}
+
+impl IntoContents for &'static str {
+    fn into_contents(self, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents> {
+        self.to_owned().into_contents(uri, mime_type)
+    }
+}
+
+impl IntoContents for Vec<u8> {
+    fn into_contents(self, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents> {
+        vec![ResourceContents::blob(uri, Some(mime_type.unwrap_or("application/octet-stream")), self)]
+    }
+}
+
+impl IntoContents for ResourceContents {
+    fn into_contents(self, _: &str, _: Option<&str>) -> Vec<ResourceContents> {
+        vec![self]
+    }
+}
+
+impl IntoContents for Vec<ResourceContents> {
+    fn into_contents(self, _: &str, _: Option<&str>) -> Vec<ResourceContents> {
+        self
+    }
+}
+
+pub(crate) type ResourceHandler = Arc<
+    dyn Fn(ResourceRequest, Context) -> BoxFuture<'static, Result<Vec<ResourceContents>, ToolError>>
+        + Send
+        + Sync,
+>;
+
+/// What a resource or template says about itself on `resources/list`.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ResourceInfo {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+macro_rules! describe_setters {
+    () => {
+        /// Sets the display title.
+        pub fn title(mut self, title: impl Into<String>) -> Self {
+            self.info.title = Some(title.into());
+            self
+        }
+        /// Sets the description.
+        pub fn description(mut self, description: impl Into<String>) -> Self {
+            self.info.description = Some(description.into());
+            self
+        }
+        /// Sets the MIME type.
+        pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+            self.info.mime_type = Some(mime_type.into());
+            self
+        }
+        /// Adds a `_meta` entry, sent on `resources/list`.
+        pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+            self.info.meta.get_or_insert_with(Map::new).insert(key.into(), value.into());
+            self
+        }
+    };
+}
+
+/// A resource with a fixed URI, built at run time.
+///
+/// ```
+/// use mcp_tools::{Resource, ResourceContents};
+/// let readme = Resource::new("docs://readme", "readme", |request, _ctx| async move {
+///     Ok(vec![ResourceContents::text(request.uri, Some("text/markdown"), "# Hello")])
+/// })
+/// .mime_type("text/markdown")
+/// .description("The project's README.");
+/// ```
+#[derive(Clone)]
+pub struct Resource {
+    pub(crate) uri: String,
+    pub(crate) info: ResourceInfo,
+    pub(crate) handler: ResourceHandler,
+}
+
+impl Resource {
+    /// A resource at `uri` named `name`, read by `handler`.
+    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        Resource {
+            uri: uri.into(),
+            info: ResourceInfo { name: name.into(), ..ResourceInfo::default() },
+            handler: Arc::new(move |request, ctx| Box::pin(handler(request, ctx))),
+        }
+    }
+    /// A resource whose contents never change.
+    pub fn fixed(uri: impl Into<String>, name: impl Into<String>, contents: ResourceContents) -> Self {
+        Self::new(uri, name, move |_, _| {
+            let contents = contents.clone();
+            async move { Ok(vec![contents]) }
+        })
+    }
+    /// The URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+    /// Sets the size in bytes, if known.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.info.size = Some(bytes);
+        self
+    }
+    describe_setters!();
+}
+
+/// A family of resources under a URI template such as `files://{path}` (RFC 6570 simple
+/// variables), built at run time. The handler gets each variable's value.
+///
+/// ```
+/// use mcp_tools::{ResourceContents, ResourceTemplate};
+/// let user = ResourceTemplate::new("users://{id}/profile", "user-profile", |request, _ctx| async move {
+///     let id = request.param("id").unwrap_or_default().to_owned();
+///     Ok(vec![ResourceContents::text(request.uri, Some("application/json"), format!("{{\"id\":\"{id}\"}}"))])
+/// });
+/// ```
+#[derive(Clone)]
+pub struct ResourceTemplate {
+    pub(crate) template: UriTemplate,
+    pub(crate) info: ResourceInfo,
+    pub(crate) handler: ResourceHandler,
+}
+
+impl ResourceTemplate {
+    /// A template (e.g. `notes://{id}`) named `name`, read by `handler`.
+    pub fn new<F, Fut>(uri_template: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        ResourceTemplate {
+            template: UriTemplate::parse(&uri_template.into()),
+            info: ResourceInfo { name: name.into(), ..ResourceInfo::default() },
+            handler: Arc::new(move |request, ctx| Box::pin(handler(request, ctx))),
+        }
+    }
+    /// The URI template.
+    pub fn uri_template(&self) -> &str {
+        &self.template.source
+    }
+    describe_setters!();
+}
+
+/// A URI template of literal text and `{name}` variables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct UriTemplate {
+    pub source: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    Var(String),
+}
+
+impl UriTemplate {
+    pub fn parse(source: &str) -> Self {
+        let mut parts = Vec::new();
+        let mut rest = source;
+        while let Some(start) = rest.find('{') {
+            let Some(len) = rest[start..].find('}') else { break };
+            if start > 0 {
+                parts.push(Part::Literal(rest[..start].to_owned()));
+            }
+            parts.push(Part::Var(rest[start + 1..start + len].trim().to_owned()));
+            rest = &rest[start + len + 1..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_owned()));
+        }
+        UriTemplate { source: source.to_owned(), parts }
+    }
+
+    /// The variables' names, in order.
+    #[cfg(test)]
+    pub fn variables(&self) -> Vec<&str> {
+        self.parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Var(v) => Some(v.as_str()),
+                Part::Literal(_) => None,
+            })
+            .collect()
+    }
+
+    /// The variables' values if `uri` matches. A variable matches one or more characters other
+    /// than `/` (the last one, anything to the end).
+    pub fn matches(&self, uri: &str) -> Option<HashMap<String, String>> {
+        let mut values = HashMap::new();
+        let mut rest = uri;
+        let mut parts = self.parts.iter().peekable();
+        while let Some(part) = parts.next() {
+            match part {
+                Part::Literal(text) => rest = rest.strip_prefix(text.as_str())?,
+                Part::Var(name) => {
+                    let end = match parts.peek() {
+                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
+                        Some(Part::Var(_)) => return None,
+                        None => rest.len(),
+                    };
+                    let value = &rest[..end];
+                    if value.is_empty() || (parts.peek().is_some() && value.contains('/')) {
+                        return None;
+                    }
+                    values.insert(name.clone(), value.to_owned());
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_and_extract_variables() {
+        let t = UriTemplate::parse("test://template/{id}/data");
+        assert_eq!(t.variables(), ["id"]);
+        let m = t.matches("test://template/42/data").unwrap();
+        assert_eq!(m["id"], "42");
+        assert!(t.matches("test://template//data").is_none());
+        assert!(t.matches("test://template/a/b/data").is_none());
+        assert!(t.matches("test://template/42/datax").is_none());
+        let t = UriTemplate::parse("files://{path}");
+        assert_eq!(t.matches("files://a/b/c.txt").unwrap()["path"], "a/b/c.txt");
+        let t = UriTemplate::parse("db://{table}/{row}");
+        let m = t.matches("db://users/7").unwrap();
+        assert_eq!((m["table"].as_str(), m["row"].as_str()), ("users", "7"));
+    }
+}

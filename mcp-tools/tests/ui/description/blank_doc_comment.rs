@@ -1,0 +1,10 @@
+use mcp_tools::tool;
+
+///
+///
+#[tool]
+async fn hello(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+fn main() {}

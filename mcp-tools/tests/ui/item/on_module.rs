@@ -1,0 +1,7 @@
+use mcp_tools::tool;
+
+/// A list of tools.
+#[tool]
+mod tools {}
+
+fn main() {}

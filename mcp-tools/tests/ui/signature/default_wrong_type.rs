@@ -1,0 +1,9 @@
+use mcp_tools::tool;
+
+/// Search.
+#[tool]
+async fn search(query: String, #[tool(default = "ten")] limit: u32) -> String {
+    format!("{query} {limit}")
+}
+
+fn main() {}

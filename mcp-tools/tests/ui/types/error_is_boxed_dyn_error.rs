@@ -1,0 +1,9 @@
+use mcp_tools::tool;
+
+/// Parse a number.
+#[tool]
+async fn parse(text: String) -> Result<i64, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(text.parse()?)
+}
+
+fn main() {}
