@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use base64::Engine as _;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -51,7 +50,7 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: mime_type.map(str::to_owned),
             text: None,
-            blob: Some(base64::engine::general_purpose::STANDARD.encode(bytes.as_ref())),
+            blob: Some(crate::result::base64_encode(bytes.as_ref())),
             meta: None,
         }
     }

@@ -77,46 +77,11 @@ impl Content {
     }
 }
 
-/// The contents of an embedded resource: text or a binary blob.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct EmbeddedResource {
-    /// The resource's URI.
-    pub uri: String,
-    /// MIME type, if known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Text contents (exclusive with `blob`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Base64 contents (exclusive with `text`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub blob: Option<String>,
-}
+/// The contents of an embedded resource (`{"type": "resource", "resource": …}`): the same
+/// shape as what `resources/read` returns.
+pub type EmbeddedResource = crate::ResourceContents;
 
-impl EmbeddedResource {
-    /// A text resource.
-    pub fn text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
-        EmbeddedResource {
-            uri: uri.into(),
-            mime_type: Some(mime_type.into()),
-            text: Some(text.into()),
-            blob: None,
-        }
-    }
-    /// A binary resource (base64-encoded here).
-    pub fn blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: impl AsRef<[u8]>) -> Self {
-        EmbeddedResource {
-            uri: uri.into(),
-            mime_type: Some(mime_type.into()),
-            text: None,
-            blob: Some(base64_encode(bytes.as_ref())),
-        }
-    }
-}
-
-fn base64_encode(bytes: &[u8]) -> String {
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
@@ -147,7 +112,7 @@ impl Serialize for Structured {
 /// let result = ToolResult::new()
 ///     .text("Here is the chart and its data.")
 ///     .image(&[0x89, b'P', b'N', b'G'], "image/png")
-///     .resource(EmbeddedResource::text("notes://1", "text/markdown", "# Note"))
+///     .resource(EmbeddedResource::text("notes://1", Some("text/markdown"), "# Note"))
 ///     .meta("trace", "abc");
 /// assert_eq!(result.content().len(), 3);
 /// assert!(!result.is_error());
