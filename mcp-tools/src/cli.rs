@@ -18,6 +18,7 @@ USAGE:
                                serve Streamable HTTP at http://ADDR/mcp; ADDR is HOST:PORT
                                or a PORT on 127.0.0.1. OPTIONS:
           --stateless          no sessions (for several instances behind a load balancer)
+          --sse                answer every request with an SSE stream, not only streaming ones
           --allow-host HOST    also accept this Host (default: loopback names only)
           --allow-any-host     accept any Host (only behind a proxy that checks it)
           --allow-origin URL   also accept browser requests from this origin
@@ -134,6 +135,7 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
         rest = tail;
         match *flag {
             "--stateless" => options = options.stateless(true),
+            "--sse" => options = options.always_sse(true),
             "--allow-any-host" => options = options.allow_any_host(),
             "--allow-host" | "--allow-origin" | "--path" => {
                 let Some((value, tail)) = rest.split_first() else {

@@ -53,6 +53,7 @@ pub struct HttpOptions {
     session_idle_timeout: Duration,
     stateless: bool,
     keep_alive: Option<Duration>,
+    always_sse: bool,
 }
 
 impl Default for HttpOptions {
@@ -66,6 +67,7 @@ impl Default for HttpOptions {
             session_idle_timeout: Duration::from_secs(30 * 60),
             stateless: false,
             keep_alive: Some(Duration::from_secs(15)),
+            always_sse: false,
         }
     }
 }
@@ -111,6 +113,13 @@ impl HttpOptions {
     /// client (sampling, elicitation, roots).
     pub fn stateless(mut self, stateless: bool) -> Self {
         self.stateless = stateless;
+        self
+    }
+    /// Answer every request with an SSE stream (as the TypeScript SDK does), not only those
+    /// that send something before their result (default: false, a plain JSON body when
+    /// possible).
+    pub fn always_sse(mut self, always: bool) -> Self {
+        self.always_sse = always;
         self
     }
     /// How often an idle SSE stream gets a keep-alive comment (default 15 s; `None`: never).
@@ -457,7 +466,7 @@ async fn post(state: Arc<HttpState>, request: Request) -> Response {
                 // Cancelled, or shutting down: nothing to say.
                 return StatusCode::ACCEPTED.into_response();
             };
-            if is_answer_to(&first, request_id.as_ref()) {
+            if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
                 if let (Some(id), true) = (&issued, session_initialized(&first)) {
                     state.sessions.lock().expect("sessions lock").insert(
                         id.clone(),

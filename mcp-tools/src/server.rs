@@ -266,27 +266,17 @@ impl ServerBuilder {
     }
 
     /// The ready-made `main`: sets up logging to stderr (filter with `RUST_LOG`), builds the
-    /// server, and runs the command line (see [`Server::run_cli`]) on a Tokio runtime.
+    /// server (printing every catalog problem and exiting with code 2 if there are any), and
+    /// runs [`Server::run`].
     pub fn run(self) -> ExitCode {
         crate::cli::init_logging();
-        let server = match self.build() {
-            Ok(server) => server,
+        match self.build() {
+            Ok(server) => server.run(),
             Err(e) => {
                 eprintln!("{e}");
-                return ExitCode::from(2);
+                ExitCode::from(2)
             }
-        };
-        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("error: cannot start the async runtime: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        let code = runtime.block_on(server.run_cli(std::env::args().skip(1)));
-        // Do not wait for a blocked stdin read to return.
-        runtime.shutdown_timeout(Duration::from_millis(100));
-        code
+        }
     }
 }
 
@@ -432,6 +422,23 @@ impl Server {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         crate::stdio::serve(self, reader, writer).await
+    }
+
+    /// Runs the ready-made command line (see [`run_cli`](Self::run_cli)) on this process's
+    /// arguments, on a new Tokio runtime; logs go to stderr (filter with `RUST_LOG`).
+    pub fn run(self) -> ExitCode {
+        crate::cli::init_logging();
+        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("error: cannot start the async runtime: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let code = runtime.block_on(self.run_cli(std::env::args().skip(1)));
+        // Do not wait for a blocked stdin read to return.
+        runtime.shutdown_timeout(Duration::from_millis(100));
+        code
     }
 
     /// Runs the ready-made command line on `args` (without the program name):

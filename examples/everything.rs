@@ -1,0 +1,375 @@
+//! The fixture of the official MCP conformance suite: every tool, resource and prompt its
+//! scenarios call, with the names and texts they expect.
+//!
+//! ```sh
+//! cargo run --example everything -- --http 127.0.0.1:3000    # then point the suite at /mcp
+//! ```
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mcp_tools::{
+    Context, Elicitation, EmbeddedResource, LogLevel, Prompt, PromptArgument, PromptMessage, PromptResult,
+    Resource, ResourceContents, ResourceTemplate, SamplingRequest, Server, Tool, ToolError, ToolResult, tool,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// A 1×1 red PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00,
+    0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00,
+    0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xfc, 0xcf, 0xc0, 0xf0, 0x1f, 0x00, 0x05,
+    0x05, 0x02, 0x00, 0x5f, 0xc8, 0xf1, 0xd2, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42,
+    0x60, 0x82,
+];
+
+/// A minimal WAV file.
+const WAV: &[u8] = &[
+    0x52, 0x49, 0x46, 0x46, 0x26, 0x00, 0x00, 0x00, 0x57, 0x41, 0x56, 0x45, 0x66, 0x6d, 0x74, 0x20, 0x10,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x40, 0x1f, 0x00, 0x00, 0x00, 0x7d, 0x00, 0x00, 0x02, 0x00,
+    0x10, 0x00, 0x64, 0x61, 0x74, 0x61, 0x02, 0x00, 0x00, 0x00,
+];
+
+// ===== Tools =====
+
+/// Tests simple text content response
+#[tool]
+async fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Tests image content response
+#[tool]
+async fn test_image_content() -> ToolResult {
+    ToolResult::new().image(PNG, "image/png")
+}
+
+/// Tests audio content response
+#[tool]
+async fn test_audio_content() -> ToolResult {
+    ToolResult::new().audio(WAV, "audio/wav")
+}
+
+/// Tests embedded resource content response
+#[tool]
+async fn test_embedded_resource() -> ToolResult {
+    ToolResult::new().resource(EmbeddedResource::text(
+        "test://embedded-resource",
+        Some("text/plain"),
+        "This is an embedded resource content.",
+    ))
+}
+
+/// Tests response with multiple content types (text, image, resource)
+#[tool]
+async fn test_multiple_content_types() -> ToolResult {
+    ToolResult::new().text("Multiple content types test:").image(PNG, "image/png").resource(
+        EmbeddedResource::text(
+            "test://mixed-content-resource",
+            Some("application/json"),
+            json!({"test": "data", "value": 123}).to_string(),
+        ),
+    )
+}
+
+/// Tests tool that emits log messages during execution
+#[tool]
+async fn test_tool_with_logging(ctx: Context) -> &'static str {
+    for (i, message) in
+        ["Tool execution started", "Tool processing data", "Tool execution completed"].iter().enumerate()
+    {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.log(LogLevel::Info, *message);
+    }
+    "Tool with logging executed successfully"
+}
+
+/// Tests tool that reports progress notifications
+#[tool]
+async fn test_tool_with_progress(ctx: Context) -> &'static str {
+    for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.report_progress(step, Some(100.0), Some(&format!("Completed step {step} of 100")));
+    }
+    "Progress reported: 0, 50, 100 of 100"
+}
+
+/// Tests error response handling
+#[tool]
+async fn test_error_handling() -> Result<String, ToolError> {
+    Err(ToolError::new("This tool intentionally returns an error for testing"))
+}
+
+/// Tests server-initiated sampling (LLM completion request)
+#[tool]
+async fn test_sampling(
+    /// The prompt to send to the LLM
+    prompt: String,
+    ctx: Context,
+) -> String {
+    match ctx.sample(SamplingRequest::new(100).user(prompt)).await {
+        Ok(answer) => format!("LLM response: {}", answer.text().unwrap_or("No response")),
+        Err(e) => format!("Sampling not supported or error: {e}"),
+    }
+}
+
+/// Tests server-initiated elicitation (user input request)
+#[tool]
+async fn test_elicitation(
+    /// The message to show the user
+    message: String,
+    ctx: Context,
+) -> String {
+    let schema = json!({
+        "type": "object",
+        "properties": {"response": {"type": "string", "description": "User's response"}},
+        "required": ["response"]
+    });
+    match ctx.elicit_with_schema(message, schema).await {
+        Ok(answer) => format!(
+            "User response: action={}, content={}",
+            answer.action,
+            answer.content.unwrap_or_else(|| json!({}))
+        ),
+        Err(e) => format!("Elicitation not supported or error: {e}"),
+    }
+}
+
+/// The SEP-1034 form: every primitive type, each with a default.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+struct Profile {
+    /// User name
+    name: String,
+    /// User age
+    age: i64,
+    /// User score
+    score: f64,
+    /// User status
+    status: Status,
+    /// Verification status
+    verified: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile { name: "John Doe".into(), age: 30, score: 95.5, status: Status::Active, verified: true }
+    }
+}
+
+/// Tests elicitation with default values per SEP-1034
+#[tool]
+async fn test_elicitation_sep1034_defaults(ctx: Context) -> String {
+    match ctx.elicit::<Profile>("Please review and update the form fields with defaults").await {
+        Ok(Elicitation::Accept(profile)) => {
+            format!("Elicitation completed: action=accept, content={profile:?}")
+        }
+        Ok(Elicitation::Decline) => "Elicitation completed: action=decline".into(),
+        Ok(Elicitation::Cancel) => "Elicitation completed: action=cancel".into(),
+        Err(e) => format!("Elicitation not supported or error: {e}"),
+    }
+}
+
+/// Tests elicitation with enum schema improvements per SEP-1330
+#[tool]
+async fn test_elicitation_sep1330_enums(ctx: Context) -> String {
+    // The five enum forms of SEP-1330, written out: the exact wire forms are the point.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"}
+            ]},
+            "legacyEnum": {"type": "string", "description": "Select one option (legacy)",
+                "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3,
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3,
+                "items": {"anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"}
+                ]}}
+        },
+        "required": []
+    });
+    match ctx.elicit_with_schema("Please select options from the enum fields", schema).await {
+        Ok(answer) => format!(
+            "Elicitation completed: action={}, content={}",
+            answer.action,
+            answer.content.unwrap_or_else(|| json!({}))
+        ),
+        Err(e) => format!("Elicitation not supported or error: {e}"),
+    }
+}
+
+/// SEP-1613: a hand-written JSON Schema 2020-12 input schema, advertised verbatim (`$schema`,
+/// `$defs`, `additionalProperties` kept): the one place a runtime `Tool` is the point.
+fn json_schema_2020_12_tool() -> Tool {
+    Tool::new(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+            },
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "additionalProperties": false
+        }),
+        |args, _ctx| async move {
+            Ok(ToolResult::new().text(format!("JSON Schema 2020-12 tool called with: {args}")))
+        },
+    )
+}
+
+// ===== Resources =====
+
+fn resources(builder: mcp_tools::ServerBuilder) -> mcp_tools::ServerBuilder {
+    builder
+        .resource(
+            Resource::fixed(
+                "test://static-text",
+                "static-text",
+                ResourceContents::text(
+                    "test://static-text",
+                    Some("text/plain"),
+                    "This is the content of the static text resource.",
+                ),
+            )
+            .title("Static Text Resource")
+            .description("A static text resource for testing")
+            .mime_type("text/plain"),
+        )
+        .resource(
+            Resource::fixed(
+                "test://static-binary",
+                "static-binary",
+                ResourceContents::blob("test://static-binary", Some("image/png"), PNG),
+            )
+            .title("Static Binary Resource")
+            .description("A static binary resource (image) for testing")
+            .mime_type("image/png"),
+        )
+        .resource_template(
+            ResourceTemplate::new("test://template/{id}/data", "template", |request, _ctx| async move {
+                let id = request.param("id").unwrap_or_default().to_owned();
+                let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                Ok(vec![ResourceContents::text(request.uri, Some("application/json"), data.to_string())])
+            })
+            .title("Resource Template")
+            .description("A resource template with parameter substitution")
+            .mime_type("application/json"),
+        )
+        .resource(
+            Resource::fixed(
+                "test://watched-resource",
+                "watched-resource",
+                ResourceContents::text(
+                    "test://watched-resource",
+                    Some("text/plain"),
+                    "Watched resource content",
+                ),
+            )
+            .title("Watched Resource")
+            .description("A resource that subscribers hear about every 3 seconds")
+            .mime_type("text/plain"),
+        )
+}
+
+// ===== Prompts =====
+
+fn prompts(builder: mcp_tools::ServerBuilder) -> mcp_tools::ServerBuilder {
+    builder
+        .prompt(
+            Prompt::new("test_simple_prompt", "A simple prompt without arguments", |_, _| async {
+                Ok(PromptResult::new(vec![PromptMessage::user("This is a simple prompt for testing.")]))
+            })
+            .title("Simple Test Prompt"),
+        )
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_arguments",
+                "A prompt with required arguments",
+                |args, _| async move {
+                    let (arg1, arg2) = (&args["arg1"], &args["arg2"]);
+                    Ok(PromptResult::new(vec![PromptMessage::user(format!(
+                        "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+                    ))]))
+                },
+            )
+            .title("Prompt With Arguments")
+            .argument(PromptArgument::required("arg1", "First test argument"))
+            .argument(PromptArgument::required("arg2", "Second test argument")),
+        )
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                "A prompt that includes an embedded resource",
+                |args, _| async move {
+                    let uri = args["resourceUri"].clone();
+                    Ok(PromptResult::new(vec![
+                        PromptMessage::user_resource(ResourceContents::text(
+                            uri,
+                            Some("text/plain"),
+                            "Embedded resource content for testing.",
+                        )),
+                        PromptMessage::user("Please process the embedded resource above."),
+                    ]))
+                },
+            )
+            .title("Prompt With Embedded Resource")
+            .argument(PromptArgument::required("resourceUri", "URI of the resource to embed")),
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_image", "A prompt that includes image content", |_, _| async {
+                Ok(PromptResult::new(vec![
+                    PromptMessage::new("user", mcp_tools::Content::image(PNG, "image/png")),
+                    PromptMessage::user("Please analyze the image above."),
+                ]))
+            })
+            .title("Prompt With Image"),
+        )
+}
+
+fn main() -> ExitCode {
+    let builder = Server::builder()
+        .name("mcp-conformance-test-server")
+        .version("1.0.0")
+        .tool(json_schema_2020_12_tool())
+        .completer(|_, _| async { Vec::new() });
+    let server = match prompts(resources(builder)).build() {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    // The watched resource "changes" every 3 seconds; subscribers are told.
+    let ticker = server.clone();
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_secs(3));
+            ticker.notify_resource_updated("test://watched-resource");
+        }
+    });
+    server.run()
+}
