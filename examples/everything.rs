@@ -2,7 +2,8 @@
 //! scenarios call, with the names and texts they expect.
 //!
 //! ```sh
-//! cargo run --example everything -- --http 127.0.0.1:3000    # then point the suite at /mcp
+//! cargo run --example everything -- --http 127.0.0.1:3000 --sse --resumable
+//! # then: conformance server --url http://localhost:3000/mcp
 //! ```
 
 use std::process::ExitCode;
@@ -104,6 +105,16 @@ async fn test_tool_with_progress(ctx: Context) -> &'static str {
 #[tool]
 async fn test_error_handling() -> Result<String, ToolError> {
     Err(ToolError::new("This tool intentionally returns an error for testing"))
+}
+
+/// Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the
+/// stream mid-call and send the result after client reconnects.
+#[tool]
+async fn test_reconnection(ctx: Context) -> &'static str {
+    // Needs `--resumable`; otherwise there is no stream to close and the call just answers.
+    ctx.close_sse_stream();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
 }
 
 /// Tests server-initiated sampling (LLM completion request)

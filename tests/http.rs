@@ -32,6 +32,15 @@ async fn whoami(ctx: Context) -> String {
     }
 }
 
+/// Closes its stream, then logs and answers: the client must reconnect to see either.
+#[tool]
+async fn reconnect(ctx: Context) -> String {
+    let closed = ctx.close_sse_stream();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(mcp_tools::LogLevel::Info, "after the disconnect");
+    format!("closed={closed}")
+}
+
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 fn app(options: HttpOptions) -> Router {
@@ -364,4 +373,50 @@ async fn serve_http_answers_over_tcp_and_shuts_down_gracefully() {
     let result =
         tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stops promptly").unwrap();
     assert!(result.is_ok());
+}
+
+#[tokio::test]
+async fn resumable_streams_replay_what_a_closed_connection_missed() {
+    let app = app(HttpOptions::new().resumable(Duration::from_millis(500)).keep_alive(None));
+    let session = open_session(&app).await;
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "reconnect"}});
+    let response = send(&app, in_session(&session, &call)).await;
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
+    let text = body_text(response).await;
+    // Only the priming event: an id, the retry delay, empty data; then the tool closed it.
+    let priming_id = text.lines().find_map(|l| l.strip_prefix("id: ")).expect("an event id").to_owned();
+    assert!(text.contains("retry: 500\n"), "{text:?}");
+    assert!(text.contains("data: \n"), "{text:?}");
+    assert!(sse_messages(&text.replace("data: \n", "")).is_empty(), "no message on the closed connection: {text:?}");
+
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let resume = Request::get("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::ACCEPT, "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("last-event-id", &priming_id)
+        .body(Body::empty())
+        .unwrap();
+    let response = send(&app, resume).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = body_text(response).await;
+    let messages = sse_messages(&text);
+    assert_eq!(messages.len(), 2, "the log and the answer: {text}");
+    assert_eq!(messages[0]["method"], "notifications/message");
+    assert_eq!(messages[1]["id"], 9);
+    assert_eq!(messages[1]["result"]["content"][0]["text"], "closed=true");
+    let ids: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
+    assert_eq!(ids.len(), 2, "every replayed event has an id");
+
+    // Replaying from the first of those gives only the answer again.
+    let again = Request::get("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::ACCEPT, "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("last-event-id", ids[0])
+        .body(Body::empty())
+        .unwrap();
+    let messages = sse_messages(&body_text(send(&app, again).await).await);
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["id"], 9);
 }

@@ -19,6 +19,7 @@ USAGE:
                                or a PORT on 127.0.0.1. OPTIONS:
           --stateless          no sessions (for several instances behind a load balancer)
           --sse                answer every request with an SSE stream, not only streaming ones
+          --resumable          resumable SSE streams: event ids, Last-Event-ID replay (SEP-1699)
           --allow-host HOST    also accept this Host (default: loopback names only)
           --allow-any-host     accept any Host (only behind a proxy that checks it)
           --allow-origin URL   also accept browser requests from this origin
@@ -136,6 +137,7 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
         match *flag {
             "--stateless" => options = options.stateless(true),
             "--sse" => options = options.always_sse(true),
+            "--resumable" => options = options.resumable(std::time::Duration::from_secs(1)),
             "--allow-any-host" => options = options.allow_any_host(),
             "--allow-host" | "--allow-origin" | "--path" => {
                 let Some((value, tail)) = rest.split_first() else {

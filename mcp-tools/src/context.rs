@@ -106,6 +106,7 @@ pub(crate) struct CallParts {
     pub reply: Outbound,
     pub session: Arc<Session>,
     pub http: Option<Arc<HttpParts>>,
+    pub close_stream: Option<crate::session::CloseStream>,
 }
 
 /// What a tool handler knows about its call. Add a parameter of this type to a `#[tool]`
@@ -209,6 +210,14 @@ impl Context {
             params["logger"] = json!(logger);
         }
         self.inner.reply.send(encode_notification("notifications/message", &params));
+    }
+
+    /// Closes the SSE connection this call's messages travel on, without ending the call
+    /// (SEP-1699 polling): the client reconnects with `Last-Event-ID` and receives what follows.
+    /// Only on servers with [`HttpOptions::resumable`](crate::HttpOptions::resumable); returns
+    /// whether a connection was closed (`false` over stdio or a plain JSON answer).
+    pub fn close_sse_stream(&self) -> bool {
+        self.inner.close_stream.as_ref().is_some_and(|close| close())
     }
 
     /// Whether the client cancelled this call (`notifications/cancelled`). The handler's future

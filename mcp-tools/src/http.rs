@@ -14,9 +14,8 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt as _};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -54,6 +53,7 @@ pub struct HttpOptions {
     stateless: bool,
     keep_alive: Option<Duration>,
     always_sse: bool,
+    resumable: Option<Duration>,
 }
 
 impl Default for HttpOptions {
@@ -68,6 +68,7 @@ impl Default for HttpOptions {
             stateless: false,
             keep_alive: Some(Duration::from_secs(15)),
             always_sse: false,
+            resumable: None,
         }
     }
 }
@@ -122,6 +123,16 @@ impl HttpOptions {
         self.always_sse = always;
         self
     }
+    /// Resumable streams (SEP-1699): every request is answered with an SSE stream whose events
+    /// carry ids, opened by a priming event that tells the client to reconnect after `retry`.
+    /// When the connection drops (or a tool calls
+    /// [`Context::close_sse_stream`](crate::Context::close_sse_stream)), the call goes on; the
+    /// client reconnects with a GET carrying `Last-Event-ID` and gets what it missed, then the
+    /// rest. Events are kept in memory, per session, a bounded number per stream. Needs sessions.
+    pub fn resumable(mut self, retry: Duration) -> Self {
+        self.resumable = Some(retry);
+        self
+    }
     /// How often an idle SSE stream gets a keep-alive comment (default 15 s; `None`: never).
     pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.keep_alive = interval;
@@ -156,6 +167,95 @@ fn strip_port(authority: &str) -> &str {
 struct HttpSession {
     session: Arc<Session>,
     last_seen: Mutex<Instant>,
+    hub: Hub,
+}
+
+/// Events kept per stream for replay.
+const EVENTS_PER_STREAM: usize = 1024;
+/// Finished streams kept for replay per session.
+const FINISHED_STREAMS: usize = 64;
+
+/// The resumable SSE streams of one session: each request's events, numbered and kept for
+/// replay, delivered to whichever connection currently listens.
+#[derive(Default)]
+struct Hub {
+    streams: Mutex<HashMap<u64, HubStream>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Default)]
+struct HubStream {
+    next_seq: u64,
+    events: std::collections::VecDeque<(u64, Arc<str>)>,
+    listener: Option<mpsc::UnboundedSender<(u64, Arc<str>)>>,
+    finished: Option<Instant>,
+}
+
+impl Hub {
+    /// A new stream, with its first listener.
+    fn open(&self) -> (u64, mpsc::UnboundedReceiver<(u64, Arc<str>)>) {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut streams = self.streams.lock().expect("hub lock");
+        // Forget the oldest finished streams beyond the bound.
+        let mut finished: Vec<(u64, Instant)> =
+            streams.iter().filter_map(|(id, s)| s.finished.map(|at| (*id, at))).collect();
+        if finished.len() > FINISHED_STREAMS {
+            finished.sort_by_key(|(_, at)| *at);
+            for (old, _) in &finished[..finished.len() - FINISHED_STREAMS] {
+                streams.remove(old);
+            }
+        }
+        streams.insert(id, HubStream { next_seq: 1, listener: Some(tx), ..HubStream::default() });
+        (id, rx)
+    }
+
+    fn push(&self, id: u64, data: Arc<str>) {
+        let mut streams = self.streams.lock().expect("hub lock");
+        let Some(stream) = streams.get_mut(&id) else { return };
+        let seq = stream.next_seq;
+        stream.next_seq += 1;
+        if stream.events.len() == EVENTS_PER_STREAM {
+            stream.events.pop_front();
+        }
+        stream.events.push_back((seq, data.clone()));
+        if let Some(listener) = &stream.listener
+            && listener.send((seq, data)).is_err()
+        {
+            stream.listener = None;
+        }
+    }
+
+    /// The stream's request is answered: its listener ends after the last event.
+    fn finish(&self, id: u64) {
+        if let Some(stream) = self.streams.lock().expect("hub lock").get_mut(&id) {
+            stream.finished = Some(Instant::now());
+            stream.listener = None;
+        }
+    }
+
+    /// Ends the current connection of a stream; the events keep being recorded.
+    fn disconnect(&self, id: u64) -> bool {
+        self.streams.lock().expect("hub lock").get_mut(&id).is_some_and(|s| s.listener.take().is_some())
+    }
+
+    /// Events after `after`, and a listener for what follows if the stream is still running.
+    #[allow(clippy::type_complexity)]
+    fn resume(
+        &self,
+        id: u64,
+        after: u64,
+    ) -> Option<(Vec<(u64, Arc<str>)>, Option<mpsc::UnboundedReceiver<(u64, Arc<str>)>>)> {
+        let mut streams = self.streams.lock().expect("hub lock");
+        let stream = streams.get_mut(&id)?;
+        let missed = stream.events.iter().filter(|(seq, _)| *seq > after).cloned().collect();
+        let live = stream.finished.is_none().then(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            stream.listener = Some(tx);
+            rx
+        });
+        Some((missed, live))
+    }
 }
 
 struct HttpState {
@@ -430,14 +530,53 @@ async fn post(state: Arc<HttpState>, request: Request) -> Response {
 
     let peer_addr = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
     let (reply, mut answers) = Outbound::channel();
-    let origin = Origin {
-        reply,
-        http: Some(Arc::new(HttpParts {
-            headers: parts.headers.clone(),
-            peer_addr,
-            session_id: session_id.clone(),
-        })),
-    };
+    let http = Some(Arc::new(HttpParts { headers: parts.headers.clone(), peer_addr, session_id: session_id.clone() }));
+    // Resumable mode: requests of an existing session get a numbered, replayable stream.
+    if let (Some(retry), Some(id), false, false) =
+        (state.options.resumable, &session_id, is_initialize, state.options.stateless)
+        && let Some(http_session) = state.session(id)
+    {
+        let (stream_id, listener) = http_session.hub.open();
+        let hub_session = Arc::downgrade(&http_session);
+        let close: crate::session::CloseStream =
+            Arc::new(move || hub_session.upgrade().is_some_and(|s| s.hub.disconnect(stream_id)));
+        let origin = Origin { reply, http, close: Some(close) };
+        match session.handle_message(&body, &origin) {
+            Received::Request => {}
+            Received::Notification => return StatusCode::ACCEPTED.into_response(),
+            Received::Invalid => {
+                drop(origin);
+                let body = answers.recv().await.unwrap_or_default();
+                return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+            }
+        }
+        drop(origin);
+        let request_id = peek.id;
+        let pump_session = http_session.clone();
+        let shutdown = state.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let message = tokio::select! {
+                    m = answers.recv() => m,
+                    _ = shutdown.cancelled() => None,
+                };
+                let Some(message) = message else { break };
+                let done = is_answer_to(&message, request_id.as_ref());
+                pump_session.hub.push(stream_id, String::from_utf8_lossy(&message).into());
+                if done {
+                    break;
+                }
+            }
+            pump_session.hub.finish(stream_id);
+        });
+        // The priming event: an id to resume from, the reconnection delay, and empty data.
+        let priming =
+            Bytes::from(format!("id: {stream_id}-0\nretry: {}\ndata: \n\n", retry.as_millis()));
+        let events = hub_events(stream_id, Vec::new(), Some(listener), state.shutdown.clone());
+        let stream = futures_util::stream::once(async move { priming }).chain(events);
+        return sse_response(stream, state.options.keep_alive);
+    }
+    let origin = Origin { reply, http, close: None };
     let received = session.handle_message(&body, &origin);
     drop(origin);
 
@@ -473,6 +612,7 @@ async fn post(state: Arc<HttpState>, request: Request) -> Response {
                         Arc::new(HttpSession {
                             session: session.clone(),
                             last_seen: Mutex::new(Instant::now()),
+                            hub: Hub::default(),
                         }),
                     );
                 }
@@ -503,13 +643,13 @@ fn call_stream(
     answers: mpsc::UnboundedReceiver<Vec<u8>>,
     request_id: Option<RequestId>,
     shutdown: CancellationToken,
-) -> impl Stream<Item = Result<Event, Infallible>> {
+) -> impl Stream<Item = Bytes> {
     let done = is_answer_to(&first, request_id.as_ref());
     futures_util::stream::unfold(
         (Some(first), answers, request_id, done, shutdown),
         |(pending, mut answers, id, done, shutdown)| async move {
             if let Some(message) = pending {
-                return Some((Ok(message_event(&message)), (None, answers, id, done, shutdown)));
+                return Some((sse_event(None, &message), (None, answers, id, done, shutdown)));
             }
             if done {
                 return None;
@@ -519,26 +659,68 @@ fn call_stream(
                 _ = shutdown.cancelled() => return None,
             };
             let done = is_answer_to(&message, id.as_ref());
-            Some((Ok(message_event(&message)), (None, answers, id, done, shutdown)))
+            Some((sse_event(None, &message), (None, answers, id, done, shutdown)))
         },
     )
 }
 
-fn message_event(message: &[u8]) -> Event {
-    Event::default().event("message").data(String::from_utf8_lossy(message))
+/// A resumable stream's events: `missed` first, then what `live` delivers, each with its id.
+fn hub_events(
+    stream_id: u64,
+    missed: Vec<(u64, Arc<str>)>,
+    live: Option<mpsc::UnboundedReceiver<(u64, Arc<str>)>>,
+    shutdown: CancellationToken,
+) -> impl Stream<Item = Bytes> + Send + 'static {
+    let event = move |(seq, data): (u64, Arc<str>)| sse_event(Some(&format!("{stream_id}-{seq}")), data.as_bytes());
+    let live = futures_util::stream::unfold((live, shutdown), |(live, shutdown)| async move {
+        let mut live = live?;
+        let item = tokio::select! {
+            item = live.recv() => item?,
+            _ = shutdown.cancelled() => return None,
+        };
+        Some((item, (Some(live), shutdown)))
+    });
+    futures_util::stream::iter(missed).chain(live).map(event)
 }
 
-fn sse_response(
-    stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
-    keep_alive: Option<Duration>,
-) -> Response {
-    let sse = Sse::new(stream);
-    let mut response = match keep_alive {
-        Some(interval) => sse.keep_alive(KeepAlive::new().interval(interval)).into_response(),
-        None => sse.into_response(),
+/// One SSE `message` event (a JSON-RPC message is one line, so one `data:` field).
+fn sse_event(id: Option<&str>, message: &[u8]) -> Bytes {
+    let mut event = Vec::with_capacity(message.len() + 48);
+    if let Some(id) = id {
+        event.extend_from_slice(b"id: ");
+        event.extend_from_slice(id.as_bytes());
+        event.push(b'\n');
+    }
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(message);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
+/// A `text/event-stream` response of these events, with a keep-alive comment whenever the
+/// stream has been quiet for `keep_alive`.
+fn sse_response(events: impl Stream<Item = Bytes> + Send + 'static, keep_alive: Option<Duration>) -> Response {
+    let events = events.boxed();
+    let body = match keep_alive {
+        None => Body::from_stream(events.map(Ok::<_, Infallible>)),
+        Some(interval) => Body::from_stream(
+            futures_util::stream::unfold(events, move |mut events| async move {
+                let item = match tokio::time::timeout(interval, events.next()).await {
+                    Ok(Some(event)) => event,
+                    Ok(None) => return None,
+                    Err(_) => Bytes::from_static(b": keep-alive\n\n"),
+                };
+                Some((item, events))
+            })
+            .map(Ok::<_, Infallible>),
+        ),
     };
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .expect("a valid response")
 }
 
 /// GET: the stream of messages unrelated to any request (list changes, resource updates).
@@ -556,6 +738,17 @@ fn get(state: Arc<HttpState>, request: Request) -> Response {
         Ok(found) => found,
         Err(response) => return response,
     };
+    // A reconnection: replay what the stream's last connection missed, then follow it.
+    let last_event = request.headers().get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| {
+        let (stream, seq) = v.split_once('-')?;
+        Some((stream.parse::<u64>().ok()?, seq.parse::<u64>().ok()?))
+    });
+    if let Some((stream_id, after)) = last_event
+        && let Some((missed, live)) = http_session.hub.resume(stream_id, after)
+    {
+        let stream = hub_events(stream_id, missed, live, state.shutdown.clone());
+        return sse_response(stream, state.options.keep_alive);
+    }
     if http_session.session.has_standalone() {
         return plain(StatusCode::CONFLICT, "Conflict: this session already has a GET stream open");
     }
@@ -567,7 +760,7 @@ fn get(state: Arc<HttpState>, request: Request) -> Response {
             m = queue.recv() => m?,
             _ = shutdown.cancelled() => return None,
         };
-        Some((Ok::<_, Infallible>(message_event(&message)), (queue, shutdown)))
+        Some((sse_event(None, &message), (queue, shutdown)))
     });
     sse_response(stream, state.options.keep_alive)
 }

@@ -56,16 +56,21 @@ pub(crate) enum Received {
     Invalid,
 }
 
-/// Where a message came from: the queue its answers go to, and HTTP request facts if any.
+/// Ends the current connection of a resumable SSE stream; true if there was one.
+pub(crate) type CloseStream = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Where a message came from: the queue its answers go to, HTTP request facts, and how to
+/// close its SSE stream (resumable HTTP streams only).
 #[derive(Clone)]
 pub(crate) struct Origin {
     pub reply: Outbound,
     pub http: Option<Arc<HttpParts>>,
+    pub close: Option<CloseStream>,
 }
 
 impl Origin {
     pub fn new(reply: Outbound) -> Self {
-        Origin { reply, http: None }
+        Origin { reply, http: None, close: None }
     }
 }
 
@@ -462,6 +467,7 @@ impl Session {
             reply: origin.reply.clone(),
             session: self.clone(),
             http: origin.http.clone(),
+            close_stream: origin.close.clone(),
         })
     }
 
