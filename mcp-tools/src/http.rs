@@ -530,7 +530,11 @@ async fn post(state: Arc<HttpState>, request: Request) -> Response {
 
     let peer_addr = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
     let (reply, mut answers) = Outbound::channel();
-    let http = Some(Arc::new(HttpParts { headers: parts.headers.clone(), peer_addr, session_id: session_id.clone() }));
+    let http = Some(Arc::new(HttpParts {
+        headers: parts.headers.clone(),
+        peer_addr,
+        session_id: session_id.clone(),
+    }));
     // Resumable mode: requests of an existing session get a numbered, replayable stream.
     if let (Some(retry), Some(id), false, false) =
         (state.options.resumable, &session_id, is_initialize, state.options.stateless)
@@ -547,7 +551,8 @@ async fn post(state: Arc<HttpState>, request: Request) -> Response {
             Received::Invalid => {
                 drop(origin);
                 let body = answers.recv().await.unwrap_or_default();
-                return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+                return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body)
+                    .into_response();
             }
         }
         drop(origin);
@@ -570,8 +575,7 @@ async fn post(state: Arc<HttpState>, request: Request) -> Response {
             pump_session.hub.finish(stream_id);
         });
         // The priming event: an id to resume from, the reconnection delay, and empty data.
-        let priming =
-            Bytes::from(format!("id: {stream_id}-0\nretry: {}\ndata: \n\n", retry.as_millis()));
+        let priming = Bytes::from(format!("id: {stream_id}-0\nretry: {}\ndata: \n\n", retry.as_millis()));
         let events = hub_events(stream_id, Vec::new(), Some(listener), state.shutdown.clone());
         let stream = futures_util::stream::once(async move { priming }).chain(events);
         return sse_response(stream, state.options.keep_alive);
@@ -671,7 +675,8 @@ fn hub_events(
     live: Option<mpsc::UnboundedReceiver<(u64, Arc<str>)>>,
     shutdown: CancellationToken,
 ) -> impl Stream<Item = Bytes> + Send + 'static {
-    let event = move |(seq, data): (u64, Arc<str>)| sse_event(Some(&format!("{stream_id}-{seq}")), data.as_bytes());
+    let event =
+        move |(seq, data): (u64, Arc<str>)| sse_event(Some(&format!("{stream_id}-{seq}")), data.as_bytes());
     let live = futures_util::stream::unfold((live, shutdown), |(live, shutdown)| async move {
         let mut live = live?;
         let item = tokio::select! {
@@ -699,7 +704,10 @@ fn sse_event(id: Option<&str>, message: &[u8]) -> Bytes {
 
 /// A `text/event-stream` response of these events, with a keep-alive comment whenever the
 /// stream has been quiet for `keep_alive`.
-fn sse_response(events: impl Stream<Item = Bytes> + Send + 'static, keep_alive: Option<Duration>) -> Response {
+fn sse_response(
+    events: impl Stream<Item = Bytes> + Send + 'static,
+    keep_alive: Option<Duration>,
+) -> Response {
     let events = events.boxed();
     let body = match keep_alive {
         None => Body::from_stream(events.map(Ok::<_, Infallible>)),
