@@ -175,3 +175,27 @@ async fn tool_list_changes_are_announced_to_connected_clients() {
     let more = client.take_notifications().await;
     assert!(more.iter().all(|n| n["method"] != "notifications/tools/list_changed"), "{more:?}");
 }
+
+/// Nested forms cannot be elicited.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Nested {
+    inner: Order,
+}
+
+/// Ask for a nested form (not allowed).
+#[tool]
+async fn ask_nested(ctx: Context) -> Result<String, ToolError> {
+    ctx.elicit::<Nested>("?").await?;
+    Ok("unreachable".into())
+}
+
+#[tokio::test]
+async fn elicitation_refuses_nested_forms_before_asking() {
+    let client = TestClient::connect_with(&server(), json!({"elicitation": {}}), |_, _| {
+        panic!("the client must not be asked");
+    })
+    .await;
+    let result = client.call("ask_nested", json!({})).await.unwrap();
+    assert!(result.is_error());
+    assert!(result.text().contains("flat: field `inner`"), "{}", result.text());
+}

@@ -223,3 +223,26 @@ fn cli_lists_and_calls_tools() {
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).contains("call NAME"));
 }
+
+#[test]
+fn sigterm_lets_the_running_call_finish_then_exits() {
+    let mut server = StdioServer::spawn(&example_binary("everything"), &[]);
+    server.initialize();
+    let id = server.send_request("tools/call", json!({"name": "test_tool_with_logging", "arguments": {}}));
+    std::thread::sleep(Duration::from_millis(20));
+    let status =
+        std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status().unwrap();
+    assert!(status.success());
+    // The call (about 100 ms of work) still completes: its logs, then its answer.
+    let mut answer = None;
+    for _ in 0..4 {
+        let message = server.recv();
+        if message["id"] == id {
+            answer = Some(message);
+            break;
+        }
+    }
+    let answer = answer.expect("the running call was answered");
+    assert_eq!(answer["result"]["content"][0]["text"], "Tool with logging executed successfully");
+    assert_eq!(server.wait_exit(), Some(0));
+}

@@ -68,8 +68,20 @@ pub fn input_schema_for<T: JsonSchema>() -> Result<Value, String> {
 pub fn elicitation_schema_for<T: JsonSchema>() -> Result<Value, String> {
     let mut schema = input_schema_for::<T>()?;
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
-        for prop in props.values_mut() {
+        for (name, prop) in props.iter_mut() {
             titled_enum(prop);
+            let kind = prop.get("type").and_then(Value::as_str).unwrap_or_default();
+            let flat = match kind {
+                "string" | "number" | "integer" | "boolean" => true,
+                "array" => prop["items"].get("enum").is_some() || prop["items"].get("anyOf").is_some(),
+                _ => false,
+            };
+            if !flat {
+                return Err(format!(
+                    "elicitation forms are flat: field `{name}` must be a string, number, integer, boolean, \
+                     enum or list of enum values, not {prop}"
+                ));
+            }
         }
     }
     if let Some(obj) = schema.as_object_mut() {

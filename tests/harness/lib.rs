@@ -126,9 +126,19 @@ impl StdioServer {
         answer["result"].clone()
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Closes stdin and waits for the process to exit; returns its exit code.
     pub fn close(mut self) -> Option<i32> {
         drop(self.stdin.take());
+        self.wait_exit()
+    }
+
+    /// Waits (stdin left open) for the process to exit; returns its exit code.
+    pub fn wait_exit(&mut self) -> Option<i32> {
         let deadline = std::time::Instant::now() + TIMEOUT;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
