@@ -259,6 +259,18 @@ async fn bad_requests_get_the_right_status() {
         .unwrap();
     assert_eq!(send(&app, foreign_host).await.status(), StatusCode::FORBIDDEN, "DNS rebinding");
 
+    // A message with a null id is invalid, not a batch.
+    let null_id = base()
+        .header(header::ACCEPT, ACCEPT_BOTH)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#))
+        .unwrap();
+    let response = send(&app, null_id).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let answer: Value = serde_json::from_str(&body_text(response).await).unwrap();
+    assert_eq!(answer["error"]["code"], -32600);
+    assert!(answer["error"]["message"].as_str().unwrap().contains("request id"), "{answer}");
+
     // The parse error is a JSON-RPC error body.
     let malformed = base()
         .header(header::ACCEPT, ACCEPT_BOTH)
@@ -387,7 +399,10 @@ async fn resumable_streams_replay_what_a_closed_connection_missed() {
     let priming_id = text.lines().find_map(|l| l.strip_prefix("id: ")).expect("an event id").to_owned();
     assert!(text.contains("retry: 500\n"), "{text:?}");
     assert!(text.contains("data: \n"), "{text:?}");
-    assert!(sse_messages(&text.replace("data: \n", "")).is_empty(), "no message on the closed connection: {text:?}");
+    assert!(
+        sse_messages(&text.replace("data: \n", "")).is_empty(),
+        "no message on the closed connection: {text:?}"
+    );
 
     tokio::time::sleep(Duration::from_millis(150)).await;
     let resume = Request::get("/mcp")

@@ -450,7 +450,7 @@ fn named_session(state: &HttpState, headers: &HeaderMap) -> Result<(String, Arc<
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct Peek {
     #[serde(default)]
     method: Option<String>,
@@ -491,19 +491,26 @@ async fn post(state: Arc<HttpState>, request: Request) -> Response {
     };
     let peek: Peek = match serde_json::from_slice(&body) {
         Ok(p) => p,
-        Err(_) => {
-            let batch = serde_json::from_slice::<serde_json::Value>(&body).is_ok();
-            return if batch {
-                rpc_error_response(
+        Err(_) => match serde_json::from_slice::<serde_json::Value>(&body) {
+            Ok(serde_json::Value::Array(_)) => {
+                return rpc_error_response(
                     StatusCode::BAD_REQUEST,
                     None,
                     INVALID_REQUEST,
                     "JSON-RPC batches are not supported",
-                )
-            } else {
-                rpc_error_response(StatusCode::BAD_REQUEST, None, PARSE_ERROR, "Parse error: invalid JSON")
-            };
-        }
+                );
+            }
+            // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
+            Ok(_) => Peek::default(),
+            Err(_) => {
+                return rpc_error_response(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    PARSE_ERROR,
+                    "Parse error: invalid JSON",
+                );
+            }
+        },
     };
     let is_initialize = peek.method.as_deref() == Some("initialize");
     let version = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
