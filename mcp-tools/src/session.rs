@@ -132,6 +132,11 @@ impl Session {
         Arc::new(session)
     }
 
+    /// Whether this is a stateless HTTP session (no requests to the client possible).
+    pub fn is_stateless(&self) -> bool {
+        self.stateless
+    }
+
     pub fn is_initialized(&self) -> bool {
         self.peer.get().is_some()
     }
