@@ -1,4 +1,5 @@
-//! Parses `#[tool(...)]` (on the function and on its parameters) into spanned values.
+//! Parses `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]` (on the function and on its
+//! parameters) into spanned values.
 //! Parsing never emits tokens; a bad argument is recorded and skipped so parsing goes on.
 
 use proc_macro2::{Span, TokenStream};
@@ -7,6 +8,7 @@ use syn::parse::Parser;
 use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Token};
 
 use crate::ctxt::Ctxt;
+use crate::kind::Kind;
 use crate::symbol::*;
 
 /// One argument's value; a second occurrence is an error at the second one.
@@ -73,41 +75,30 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         krate: Attr::none(CRATE),
         widget: Attr::none(WIDGET),
     };
-    let parser = syn::meta::parser(|meta| {
-        let span = span_of(&meta);
-        let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-        match key.as_str() {
-            NAME => set_str(cx, &meta, &mut attr.name),
-            TITLE => set_str(cx, &meta, &mut attr.title),
-            DESCRIPTION => set_str(cx, &meta, &mut attr.description),
-            SUMMARY => set_str(cx, &meta, &mut attr.summary),
+    parse_args(cx, args, |meta, key| {
+        let span = span_of(meta);
+        match key {
+            NAME => set_str(cx, meta, &mut attr.name),
+            TITLE => set_str(cx, meta, &mut attr.title),
+            DESCRIPTION => set_str(cx, meta, &mut attr.description),
+            SUMMARY => set_str(cx, meta, &mut attr.summary),
             TAGS => {
-                if let Some(v) = str_list(cx, &meta, TAGS) {
+                if let Some(v) = str_list(cx, meta, TAGS) {
                     attr.tags.set(cx, span, v);
                 }
             }
             ICONS => {
-                if let Some(v) = str_list(cx, &meta, ICONS) {
+                if let Some(v) = str_list(cx, meta, ICONS) {
                     attr.icons.set(cx, span, v);
                 }
             }
             META => {
                 let form = "`meta = <expression>` (e.g. `meta = serde_json::json!({...})`)";
-                if let Some(e) = value_expr(cx, &meta, form) {
+                if let Some(e) = value_expr(cx, meta, form) {
                     attr.meta.set(cx, span, e);
                 }
             }
-            CRATE => {
-                if let Some(s) = str_value(cx, &meta, CRATE) {
-                    match s.parse::<syn::Path>() {
-                        Ok(path) => attr.krate.set(cx, span, path),
-                        Err(_) => cx.error_spanned_by(
-                            &s,
-                            "`crate` must be a path, e.g. `crate = \"my_crate::mcp_tools\"`",
-                        ),
-                    }
-                }
-            }
+            CRATE => set_crate(cx, meta, &mut attr.krate),
             ANNOTATIONS => {
                 if attr.annotations.is_some() {
                     cx.error_at(
@@ -115,40 +106,123 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                         "duplicate `annotations` argument: put all hints in one `annotations(...)`",
                     );
                 }
-                let parsed = parse_annotations(cx, &meta);
+                let parsed = parse_annotations(cx, meta);
                 if attr.annotations.is_none() {
                     attr.annotations = parsed;
                 }
             }
             WIDGET => {
-                if let Some(w) = parse_widget(cx, &meta) {
+                if let Some(w) = parse_widget(cx, meta) {
                     attr.widget.set(cx, span, w);
                 }
             }
-            _ => {
-                unknown(cx, &meta, "`#[tool]` argument", TOOL_ARGS);
-            }
+            _ => unknown(cx, meta, "`#[tool]` argument", TOOL_ARGS),
         }
+    });
+    attr
+}
+
+/// Everything `#[resource(...)]` on the function says.
+pub struct ResourceAttr {
+    pub uri: Attr<LitStr>,
+    /// `uri` was written, even if its value was not a string (which is reported on its own).
+    pub uri_written: bool,
+    pub name: Attr<LitStr>,
+    pub title: Attr<LitStr>,
+    pub description: Attr<LitStr>,
+    pub mime_type: Attr<LitStr>,
+    pub krate: Attr<syn::Path>,
+}
+
+pub fn parse_resource_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
+    let mut attr = ResourceAttr {
+        uri: Attr::none(URI),
+        uri_written: false,
+        name: Attr::none(NAME),
+        title: Attr::none(TITLE),
+        description: Attr::none(DESCRIPTION),
+        mime_type: Attr::none(MIME_TYPE),
+        krate: Attr::none(CRATE),
+    };
+    parse_args(cx, args, |meta, key| match key {
+        URI => {
+            attr.uri_written = true;
+            set_str(cx, meta, &mut attr.uri);
+        }
+        NAME => set_str(cx, meta, &mut attr.name),
+        TITLE => set_str(cx, meta, &mut attr.title),
+        DESCRIPTION => set_str(cx, meta, &mut attr.description),
+        MIME_TYPE => set_str(cx, meta, &mut attr.mime_type),
+        CRATE => set_crate(cx, meta, &mut attr.krate),
+        _ => unknown(cx, meta, "`#[resource]` argument", RESOURCE_ARGS),
+    });
+    attr
+}
+
+/// Everything `#[prompt(...)]` on the function says.
+pub struct PromptAttr {
+    pub name: Attr<LitStr>,
+    pub title: Attr<LitStr>,
+    pub description: Attr<LitStr>,
+    pub krate: Attr<syn::Path>,
+}
+
+pub fn parse_prompt_attr(cx: &Ctxt, args: TokenStream) -> PromptAttr {
+    let mut attr = PromptAttr {
+        name: Attr::none(NAME),
+        title: Attr::none(TITLE),
+        description: Attr::none(DESCRIPTION),
+        krate: Attr::none(CRATE),
+    };
+    parse_args(cx, args, |meta, key| match key {
+        NAME => set_str(cx, meta, &mut attr.name),
+        TITLE => set_str(cx, meta, &mut attr.title),
+        DESCRIPTION => set_str(cx, meta, &mut attr.description),
+        CRATE => set_crate(cx, meta, &mut attr.krate),
+        _ => unknown(cx, meta, "`#[prompt]` argument", PROMPT_ARGS),
+    });
+    attr
+}
+
+/// Runs `each` on every `key = value` / `key(...)` / `key` of an attribute's arguments. A
+/// malformed list is recorded; `each` records its own errors and skips bad values.
+fn parse_args(cx: &Ctxt, args: TokenStream, mut each: impl FnMut(&ParseNestedMeta<'_>, &str)) {
+    let parser = syn::meta::parser(|meta| {
+        let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        each(&meta, &key);
         Ok(())
     });
     if let Err(e) = parser.parse2(args) {
         cx.syn_error(e);
     }
-    attr
 }
 
-/// `#[tool(default = expr, rename = "...")]` on a parameter.
+/// `crate = "path::to::mcp_tools"`.
+fn set_crate(cx: &Ctxt, meta: &ParseNestedMeta<'_>, attr: &mut Attr<syn::Path>) {
+    let span = span_of(meta);
+    if let Some(s) = str_value(cx, meta, CRATE) {
+        match s.parse::<syn::Path>() {
+            Ok(path) => attr.set(cx, span, path),
+            Err(_) => {
+                cx.error_spanned_by(&s, "`crate` must be a path, e.g. `crate = \"my_crate::mcp_tools\"`")
+            }
+        }
+    }
+}
+
+/// `#[tool(default = expr, rename = "...")]` on a parameter (`#[resource(rename = "...")]`,
+/// `#[prompt(rename = "...")]`: `default` is the tool's only).
 pub struct ParamAttr {
     pub default: Attr<Expr>,
     pub rename: Attr<LitStr>,
 }
 
-pub fn parse_param_attr(cx: &Ctxt, attr: &syn::Attribute, into: &mut ParamAttr) {
+pub fn parse_param_attr(cx: &Ctxt, kind: Kind, attr: &syn::Attribute, into: &mut ParamAttr) {
     let result = attr.parse_nested_meta(|meta| {
         let span = span_of(&meta);
         let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
         match key.as_str() {
-            DEFAULT => {
+            DEFAULT if kind == Kind::Tool => {
                 let form = "`default = <expression>` (e.g. `default = 10` or `default = Default::default()`)";
                 if let Some(e) = value_expr(cx, &meta, form) {
                     into.default.set(cx, span, e);
@@ -162,7 +236,7 @@ pub fn parse_param_attr(cx: &Ctxt, attr: &syn::Attribute, into: &mut ParamAttr) 
                 );
                 skip_value(&meta);
             }
-            _ => unknown(cx, &meta, "`#[tool]` parameter argument", PARAM_ARGS),
+            _ => unknown(cx, &meta, &format!("`{}` parameter argument", kind.attr()), kind.param_args()),
         }
         Ok(())
     });
@@ -194,14 +268,18 @@ fn skip_value(meta: &ParseNestedMeta<'_>) {
     }
 }
 
-/// The known name nearest to a typo, if it is close.
-fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (edit_distance(name, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
-        .min()
-        .map(|(_, c)| c)
+/// The known name nearest to a typo, if it is close: one the typo starts (`mime` for
+/// `mime_type`), else the nearest by edit distance.
+pub fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let prefix = candidates.iter().find(|c| name.len() >= 3 && c.starts_with(name));
+    prefix.copied().or_else(|| {
+        candidates
+            .iter()
+            .map(|c| (edit_distance(name, c), *c))
+            .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+            .min()
+            .map(|(_, c)| c)
+    })
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -400,5 +478,6 @@ mod tests {
         assert_eq!(closest("nme", TOOL_ARGS), Some("name"));
         assert_eq!(closest("anotations", TOOL_ARGS), Some("annotations"));
         assert_eq!(closest("zzzzzz", TOOL_ARGS), None);
+        assert_eq!(closest("mime", RESOURCE_ARGS), Some("mime_type"));
     }
 }

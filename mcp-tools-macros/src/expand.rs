@@ -1,48 +1,92 @@
-//! Emits the user's function unchanged (minus parameter attributes) and, in a `const _` block,
-//! the argument decoder, the schema function, the handler and the inventory registration.
-//! Generated code names only `::mcp_tools::__private` paths (or `crate = "..."`'s).
+//! Runs each attribute's stages (parse → model → check) and emits the user's function unchanged
+//! (minus parameter attributes) beside, in a `const _` block, what registers it: one submodule
+//! per attribute, and here the pieces they share. Generated code names only
+//! `::mcp_tools::__private` paths (or `crate = "..."`'s).
 
-use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
+mod prompt;
+mod resource;
+mod tool;
+
+use proc_macro2::{Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
-use syn::{ItemFn, LitStr};
+use syn::ItemFn;
 
-use crate::attr::{ToolAttr, parse_tool_attr};
+use crate::attr::{parse_prompt_attr, parse_resource_attr, parse_tool_attr};
+use crate::check;
 use crate::ctxt::Ctxt;
-use crate::signature::{self, ParamKind, Return, Signature};
-use crate::{check, docs};
+use crate::kind::Kind;
+use crate::signature::{self, Param, Return};
 
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut item: ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(_) => {
-            let error = not_a_function(&item).to_compile_error();
-            return quote!(#error #item);
-        }
+    let mut item = match function(Kind::Tool, item) {
+        Ok(item) => item,
+        Err(tokens) => return tokens,
     };
     let cx = Ctxt::new();
     let attr = parse_tool_attr(&cx, args);
-    check::function(&cx, &item);
-    let sig = signature::model(&cx, &mut item);
+    check::function(&cx, Kind::Tool, &item);
+    let sig = signature::model(&cx, Kind::Tool, &mut item);
     check::attribute(&cx, &attr);
-    check::parameters(&cx, &sig);
+    check::parameters(&cx, Kind::Tool, &sig);
     let name = check::tool_name(&cx, &attr, &item);
-    let description = match attr.description.get() {
-        Some(lit) => Some(quote!(#lit)),
-        None => docs::description(&docs::doc_exprs(&item.attrs)),
+    let description = check::description(&cx, Kind::Tool, &attr.description, &item);
+    finish(cx, item, |item| tool::expand(&attr, item, &sig, &name, description.expect("checked")))
+}
+
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item = match function(Kind::Resource, item) {
+        Ok(item) => item,
+        Err(tokens) => return tokens,
     };
-    if description.is_none() {
-        let message = if item.attrs.iter().any(|a| a.path().is_ident("doc")) {
-            "the doc comment is blank, and a tool needs a description, which clients require: say what the tool does in it or in `#[tool(description = \"...\")]`"
-        } else {
-            "a tool needs a description, which clients require: add a doc comment (`/// What it does.`) or `#[tool(description = \"...\")]`"
-        };
-        cx.error_spanned_by(&item.sig.ident, message);
+    let cx = Ctxt::new();
+    let attr = parse_resource_attr(&cx, args);
+    check::function(&cx, Kind::Resource, &item);
+    let sig = signature::model(&cx, Kind::Resource, &mut item);
+    check::resource_attribute(&cx, &attr);
+    check::parameters(&cx, Kind::Resource, &sig);
+    if let Some(uri) = attr.uri.get()
+        && let Some(variables) = check::uri_variables(&cx, uri)
+    {
+        check::resource_parameters(&cx, &sig, uri, &variables);
     }
+    check::returns_something(&cx, Kind::Resource, &item);
+    let name = check::name(&cx, &attr.name, &item);
+    let description = check::description(&cx, Kind::Resource, &attr.description, &item);
+    finish(cx, item, |item| resource::expand(&attr, item, &sig, &name, description))
+}
+
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item = match function(Kind::Prompt, item) {
+        Ok(item) => item,
+        Err(tokens) => return tokens,
+    };
+    let cx = Ctxt::new();
+    let attr = parse_prompt_attr(&cx, args);
+    check::function(&cx, Kind::Prompt, &item);
+    let sig = signature::model(&cx, Kind::Prompt, &mut item);
+    check::prompt_attribute(&cx, &attr);
+    check::parameters(&cx, Kind::Prompt, &sig);
+    check::returns_something(&cx, Kind::Prompt, &item);
+    let name = check::name(&cx, &attr.name, &item);
+    let description = check::description(&cx, Kind::Prompt, &attr.description, &item);
+    finish(cx, item, |item| prompt::expand(&attr, item, &sig, &name, description.expect("checked")))
+}
+
+/// The annotated item as a function, or (for any other item) the item and the error.
+fn function(kind: Kind, item: TokenStream) -> Result<ItemFn, TokenStream> {
+    syn::parse2(item.clone()).map_err(|_| {
+        let error = not_a_function(kind, &item).to_compile_error();
+        quote!(#error #item)
+    })
+}
+
+/// The function with the generated items, or with every recorded error: never the errors alone,
+/// so the rest of the crate still type-checks against the function.
+fn finish(cx: Ctxt, mut item: ItemFn, generate: impl FnOnce(&ItemFn) -> TokenStream) -> TokenStream {
     match cx.check() {
         Ok(()) => {
-            let generated = expand(&attr, &item, &sig, &name, description.expect("checked"));
-            // A tool's parameters are its schema's properties; many of them is normal.
+            let generated = generate(&item);
+            // The parameters are a schema's properties or a prompt's arguments; many is normal.
             item.attrs.push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
             quote!(#item #generated)
         }
@@ -53,8 +97,8 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// The error for `#[tool]` on something other than a function, on the item's keyword.
-fn not_a_function(item: &TokenStream) -> syn::Error {
+/// The error for an attribute on something other than a function, on the item's keyword.
+fn not_a_function(kind: Kind, item: &TokenStream) -> syn::Error {
     use syn::Item;
     let (span, what) = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Struct(i)) => (i.struct_token.span, "a struct"),
@@ -69,12 +113,177 @@ fn not_a_function(item: &TokenStream) -> syn::Error {
         Ok(Item::Use(i)) => (i.use_token.span, "a `use`"),
         _ => (Span::call_site(), "this item"),
     };
-    syn::Error::new(
-        span,
-        format!(
-            "#[tool] goes on a function, not on {what}: `async fn name(arg: Type, ...) -> Output {{ ... }}`"
-        ),
+    syn::Error::new(span, format!("{} goes on a function, not on {what}: {}", kind.attr(), kind.example()))
+}
+
+/// `::mcp_tools` (or the `crate = "..."` path) and its `__private` module.
+fn paths(krate: Option<&syn::Path>) -> (TokenStream, TokenStream) {
+    let krate = match krate {
+        Some(path) => quote!(#path),
+        None => quote!(::mcp_tools),
+    };
+    let private = quote!(#krate::__private);
+    (krate, private)
+}
+
+/// The anonymous `const _` block holding the generated items. Inside, `Check::<T>` methods fall
+/// back to the `Unchecked` ones for unsuitable types (see `__private::Check`).
+fn hidden(p: &TokenStream, items: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, non_snake_case, non_upper_case_globals, unused, clippy::all, clippy::pedantic)]
+        const _: () = {
+            #[allow(unused_imports)]
+            use #p::{Unchecked as _, UncheckedSend as _};
+
+            #items
+        };
+    }
+}
+
+/// The `const _` block of one attribute: the parameters' assertions and state functions,
+/// `items` (the handler, schema functions, …) and the inventory registration
+/// `#registration { #fields required_state, file, line }`.
+fn registered(
+    p: &TokenStream,
+    params: Params,
+    items: TokenStream,
+    registration: &str,
+    fields: TokenStream,
+) -> TokenStream {
+    let Params { asserts, state_fns, required_state, .. } = params;
+    let registration = Ident::new(registration, Span::call_site());
+    hidden(
+        p,
+        quote! {
+            #(#asserts)*
+            #(#state_fns)*
+            #items
+
+            #p::inventory::submit! {
+                #p::#registration {
+                    #fields
+                    required_state: &[#(#required_state),*],
+                    file: ::core::file!(),
+                    line: ::core::line!(),
+                }
+            }
+        },
     )
+}
+
+/// The handler of a resource or prompt: `fn #name(#input, __mcp_ctx: Context) ->
+/// BoxFuture<Result<#output, ToolError>>`, which binds the parameters (`?` returns a parsing
+/// error) and returns `finish`.
+fn handler(
+    (krate, p): (&TokenStream, &TokenStream),
+    name: &str,
+    input: TokenStream,
+    output: TokenStream,
+    bind: &[TokenStream],
+    finish: TokenStream,
+) -> TokenStream {
+    let name = Ident::new(name, Span::call_site());
+    quote! {
+        fn #name(
+            #input,
+            __mcp_ctx: #krate::Context,
+        ) -> #p::BoxFuture<'static, ::core::result::Result<#output, #krate::ToolError>> {
+            ::std::boxed::Box::pin(async move {
+                #(#bind)*
+                let _ = &__mcp_ctx;
+                #finish
+            })
+        }
+    }
+}
+
+/// What the generated code does with the parameters: assertions on their types, statements
+/// binding them in the handler, and the `required_state` functions of the context parameters.
+#[derive(Default)]
+struct Params {
+    asserts: Vec<TokenStream>,
+    bind: Vec<TokenStream>,
+    state_fns: Vec<TokenStream>,
+    required_state: Vec<Ident>,
+}
+
+impl Params {
+    /// A `Context`/`State<T>` parameter, checked by `assert`, filled from `__mcp_ctx`.
+    fn extractor(&mut self, p: &TokenStream, assert: &str, index: usize, param: &Param) {
+        let (binding, ty) = (&param.binding, &param.ty);
+        let assert = Ident::new(assert, Span::call_site());
+        self.asserts.push(assertion(quote!(#p::#assert), quote!(#ty), ty));
+        self.bind.push(quote!(let #binding = #p::Check::<#ty>::new().extract(&__mcp_ctx);));
+        let state_fn = format_ident!("__mcp_state_{}", index);
+        self.state_fns.push(quote! {
+            fn #state_fn() -> ::core::option::Option<(::core::any::TypeId, &'static str)> {
+                #p::Check::<#ty>::new().required_state()
+            }
+        });
+        self.required_state.push(state_fn);
+    }
+}
+
+/// Calls the user's function with the bindings; an `async fn`'s future must be `Send`, which
+/// `assert_send` reports on the function's name.
+fn call(p: &TokenStream, item: &ItemFn, params: &[Param]) -> TokenStream {
+    let fn_ident = &item.sig.ident;
+    let args = params.iter().map(|param| &param.binding);
+    if item.sig.asyncness.is_some() {
+        let assert_send = quote_spanned!(fn_ident.span()=> #p::assert_send(&__mcp_future););
+        quote!({
+            let __mcp_future = #fn_ident(#(#args),*);
+            #assert_send
+            #p::SendFuture(__mcp_future).into_send().await
+        })
+    } else {
+        quote!(#fn_ident(#(#args),*))
+    }
+}
+
+/// The assertions on a return type named `Result`, on the `Ok` and `Err` type arguments where
+/// they are written. One body, so that rustc reports a `Result` that is not
+/// `std::result::Result` once. `checks` names the `assert_*` of the result, `Ok` and `Err`.
+fn result_assertions(p: &TokenStream, ret: &Return, checks: [&str; 3]) -> TokenStream {
+    let Return::Result { ty, ok, err } = ret else { return TokenStream::new() };
+    let [is_result, output, error] = checks.map(|c| Ident::new(c, Span::call_site()));
+    let is_result = assertion_call(quote!(#p::#is_result), quote!(#ty), ty);
+    let ok_shown: &dyn ToTokens = ok.as_ref().map_or(ty, |t| t);
+    let ok_ty = projection(p, ty, "Ok", ok_shown);
+    let ok = assertion_call(quote!(#p::#output), ok_ty, ok_shown);
+    let err_shown: &dyn ToTokens = err.as_ref().map_or(ty, |t| t);
+    let err_ty = projection(p, ty, "Err", err_shown);
+    let err = assertion_call(quote!(#p::#error), err_ty, err_shown);
+    quote!(const _: () = { #is_result; #ok; #err; };)
+}
+
+/// The return type's assertions, and the expression finishing the call through `Check`:
+/// `methods[0]` for a value (checked by `checks[1]`), `methods[1]` for a `Result` (checked by
+/// all of `checks`, see [`result_assertions`]). `args` follow the call's value.
+fn finish_call(
+    p: &TokenStream,
+    ret: &Return,
+    asserts: &mut Vec<TokenStream>,
+    checks: [&str; 3],
+    methods: [&str; 2],
+    call: TokenStream,
+    args: TokenStream,
+) -> TokenStream {
+    let [value, of_result] = methods.map(|m| Ident::new(m, Span::call_site()));
+    let args = if args.is_empty() { args } else { quote!(, #args) };
+    match ret {
+        Return::Result { ty, .. } => {
+            asserts.push(result_assertions(p, ret, checks));
+            quote!(#p::Check::<#ty>::new().#of_result(#call #args))
+        }
+        Return::Value(ty) => {
+            let check = Ident::new(checks[1], Span::call_site());
+            asserts.push(assertion(quote!(#p::#check), quote!(#ty), ty));
+            quote!(#p::Check::<#ty>::new().#value(#call #args))
+        }
+        Return::Unit => quote!(#p::Check::<()>::new().#value({ #call; } #args)),
+    }
 }
 
 /// The spans of the first and the last token of `shown`: an assertion spanned from one to the
@@ -111,292 +320,13 @@ fn assertion_call(check: TokenStream, arg: TokenStream, shown: &dyn ToTokens) ->
 fn projection(p: &TokenStream, ty: &syn::Type, assoc: &str, shown: &dyn ToTokens) -> TokenStream {
     let (first, last) = edges(shown);
     let head = quote_spanned!(first=> <#ty as #p::IsResult>::);
-    let assoc = proc_macro2::Ident::new(assoc, last);
+    let assoc = Ident::new(assoc, last);
     quote!(#head #assoc)
 }
 
-fn opt_str(lit: Option<&LitStr>) -> TokenStream {
-    match lit {
-        Some(l) => quote!(::core::option::Option::Some(#l)),
+fn opt<T: ToTokens>(value: Option<T>) -> TokenStream {
+    match value {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
-    }
-}
-
-fn opt_bool(v: Option<&bool>) -> TokenStream {
-    match v {
-        Some(b) => quote!(::core::option::Option::Some(#b)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
-fn expand(
-    attr: &ToolAttr,
-    item: &ItemFn,
-    sig: &Signature,
-    name: &str,
-    description: TokenStream,
-) -> TokenStream {
-    let krate = match attr.krate.get() {
-        Some(path) => quote!(#path),
-        None => quote!(::mcp_tools),
-    };
-    let p = quote!(#krate::__private);
-    let serde = quote!(#p::serde);
-    let fn_ident = &item.sig.ident;
-
-    // Parameters. Each type is asserted once, spanned on the user's type; every other use goes
-    // through `Check`, which adds no second error for an unsuitable type.
-    let mut asserts = Vec::new();
-    let mut extract = Vec::new();
-    let mut state_fns = Vec::new();
-    let mut required_state = Vec::new();
-    let mut call_args = Vec::new();
-    let mut fields = Vec::new(); // (binding, ty, wire name)
-    let mut schema_props = Vec::new();
-    let mut defaults = Vec::new();
-    let mut fallbacks = Vec::new();
-    let mut whole = None;
-    for (index, param) in sig.params.iter().enumerate() {
-        let binding = &param.binding;
-        let ty = &param.ty;
-        call_args.push(quote!(#binding));
-        match &param.kind {
-            ParamKind::Extractor => {
-                asserts.push(assertion(quote!(#p::assert_from_context), quote!(#ty), ty));
-                extract.push(quote!(let #binding = #p::Check::<#ty>::new().extract(&__mcp_ctx);));
-                let state_fn = format_ident!("__mcp_state_{}", index);
-                state_fns.push(quote! {
-                    fn #state_fn() -> ::core::option::Option<(::core::any::TypeId, &'static str)> {
-                        #p::Check::<#ty>::new().required_state()
-                    }
-                });
-                required_state.push(state_fn);
-            }
-            ParamKind::WholeArgs { inner } => {
-                asserts.push(assertion(quote!(#p::assert_arg), quote!(#inner), inner));
-                whole = Some((binding, inner));
-            }
-            ParamKind::Arg { wire_name, doc, default, .. } => {
-                asserts.push(assertion(quote!(#p::assert_arg), quote!(#ty), ty));
-                let doc = match docs::description(doc) {
-                    Some(d) => quote!(::core::option::Option::Some(#d)),
-                    None => quote!(::core::option::Option::None),
-                };
-                let (default_schema, fallback) = match default {
-                    Some(expr) => {
-                        let default_fn = format_ident!("__mcp_default_{}", index);
-                        // The `let` makes a mistyped default point at the parameter's type.
-                        defaults.push(quote_spanned!(expr.span()=>
-                            fn #default_fn() -> #ty {
-                                let __mcp_default: #ty = #expr;
-                                __mcp_default
-                            }
-                        ));
-                        (
-                            quote!(::core::option::Option::Some({
-                                #[allow(unused_imports)]
-                                use #p::NoSerialize as _;
-                                #p::DefaultValue(&#default_fn()).__mcp_default_json()
-                            })),
-                            quote!(#default_fn()),
-                        )
-                    }
-                    None => (
-                        quote!(::core::option::Option::None),
-                        quote!(#p::Check::<#ty>::new().missing::<__M::Error>(#wire_name)?),
-                    ),
-                };
-                schema_props.push(quote! {
-                    #p::Check::<#ty>::new().property(&mut __mcp_schema, __mcp_gen, #wire_name, #doc, #default_schema);
-                });
-                fallbacks.push(fallback);
-                fields.push((binding, ty, wire_name.as_str()));
-            }
-        }
-    }
-    extract.push(quote!(let _ = &__mcp_ctx;));
-
-    // Decoding and input schema.
-    let (decode, input_schema, args_type) = match whole {
-        Some((binding, inner)) => (
-            quote!(let #binding = #krate::Args(#p::Check::<#inner>::new().decode_args(__mcp_arguments)?);),
-            quote!(#p::Check::<#inner>::new().schema_of(__mcp_gen)),
-            TokenStream::new(),
-        ),
-        None => {
-            let bindings: Vec<_> = fields.iter().map(|(b, _, _)| *b).collect();
-            let tys: Vec<_> = fields.iter().map(|(_, t, _)| *t).collect();
-            let wires: Vec<_> = fields.iter().map(|(_, _, w)| *w).collect();
-            let next = fields
-                .iter()
-                .map(|(b, ty, w)| quote!(#w => #p::Check::<#ty>::new().next_arg(&mut __map, &mut #b, #w)?,));
-            let args_type = quote! {
-                struct __McpArgs { #(#bindings: #tys,)* }
-                const __MCP_FIELDS: &[&str] = &[#(#wires),*];
-                #(#defaults)*
-                impl<'de> #serde::Deserialize<'de> for __McpArgs {
-                    fn deserialize<__D: #serde::Deserializer<'de>>(__deserializer: __D) -> ::core::result::Result<Self, __D::Error> {
-                        struct __Visitor;
-                        impl<'de> #serde::de::Visitor<'de> for __Visitor {
-                            type Value = __McpArgs;
-                            fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                                ::core::fmt::Formatter::write_str(__f, "an object of arguments")
-                            }
-                            fn visit_map<__M: #serde::de::MapAccess<'de>>(self, mut __map: __M) -> ::core::result::Result<__McpArgs, __M::Error> {
-                                #(let mut #bindings = ::core::option::Option::None;)*
-                                while let ::core::option::Option::Some(__key) = #serde::de::MapAccess::next_key::<#p::Key<'de>>(&mut __map)? {
-                                    match #p::Key::as_str(&__key) {
-                                        #(#next)*
-                                        __other => return ::core::result::Result::Err(#p::unknown_arg(__other, __MCP_FIELDS)),
-                                    }
-                                }
-                                ::core::result::Result::Ok(__McpArgs {
-                                    #(#bindings: match #bindings {
-                                        ::core::option::Option::Some(__v) => __v,
-                                        ::core::option::Option::None => #fallbacks,
-                                    },)*
-                                })
-                            }
-                        }
-                        #serde::Deserializer::deserialize_map(__deserializer, __Visitor)
-                    }
-                }
-            };
-            (
-                quote!(let __McpArgs { #(#bindings),* } = #p::decode::<__McpArgs>(__mcp_arguments)?;),
-                quote! {{
-                    let mut __mcp_schema = #p::ObjectSchema::new();
-                    #(#schema_props)*
-                    #p::ObjectSchema::finish(__mcp_schema)
-                }},
-                args_type,
-            )
-        }
-    };
-
-    // The call and its result.
-    let call = if item.sig.asyncness.is_some() {
-        let assert_send = quote_spanned!(fn_ident.span()=> #p::assert_send(&__mcp_future););
-        quote!({
-            let __mcp_future = #fn_ident(#(#call_args),*);
-            #assert_send
-            #p::SendFuture(__mcp_future).into_send().await
-        })
-    } else {
-        quote!(#fn_ident(#(#call_args),*))
-    };
-    let (finish, output_schema) = match &sig.ret {
-        Return::Unit => (
-            quote!({ #call; #krate::ToolResult::new() }),
-            quote!(#p::Check::<()>::new().output_schema(__mcp_gen)),
-        ),
-        Return::Value(ty) => {
-            asserts.push(assertion(quote!(#p::assert_output), quote!(#ty), ty));
-            (
-                quote!(#p::Check::<#ty>::new().finish(#call, __mcp_plan)),
-                quote!(#p::Check::<#ty>::new().output_schema(__mcp_gen)),
-            )
-        }
-        Return::Result { ty, ok, err } => {
-            // The `Ok` and `Err` checks point at those type arguments where they are written. One
-            // body, so that rustc reports a `Result` that is not `std::result::Result` once.
-            let is_result = assertion_call(quote!(#p::assert_result), quote!(#ty), ty);
-            let ok_shown: &dyn ToTokens = ok.as_ref().map_or(ty, |t| t);
-            let ok_ty = projection(&p, ty, "Ok", ok_shown);
-            let ok = assertion_call(quote!(#p::assert_output), ok_ty, ok_shown);
-            let err_shown: &dyn ToTokens = err.as_ref().map_or(ty, |t| t);
-            let err_ty = projection(&p, ty, "Err", err_shown);
-            let err = assertion_call(quote!(#p::assert_error), err_ty, err_shown);
-            asserts.push(quote!(const _: () = { #is_result; #ok; #err; };));
-            (
-                quote!(#p::Check::<#ty>::new().finish_result(#call, __mcp_plan, #name)),
-                quote!(#p::Check::<#ty>::new().output_schema_of_result(__mcp_gen)),
-            )
-        }
-    };
-
-    // Registration.
-    let title = opt_str(attr.title.get());
-    let summary = opt_str(attr.summary.get());
-    let tags = attr.tags.get().cloned().unwrap_or_default();
-    let icons = attr.icons.get().cloned().unwrap_or_default();
-    let annotations = match &attr.annotations {
-        Some(a) => {
-            let (t, r, d, i, o) = (
-                opt_str(a.title.get()),
-                opt_bool(a.read_only.get()),
-                opt_bool(a.destructive.get()),
-                opt_bool(a.idempotent.get()),
-                opt_bool(a.open_world.get()),
-            );
-            quote!(#p::StaticAnnotations { title: #t, read_only: #r, destructive: #d, idempotent: #i, open_world: #o })
-        }
-        None => quote!(#p::StaticAnnotations {
-            title: ::core::option::Option::None,
-            read_only: ::core::option::Option::None,
-            destructive: ::core::option::Option::None,
-            idempotent: ::core::option::Option::None,
-            open_world: ::core::option::Option::None,
-        }),
-    };
-    let (meta_fn, meta) = match attr.meta.get() {
-        Some(expr) => (
-            quote_spanned!(expr.span()=> fn __mcp_meta() -> #p::serde_json::Value { #p::IntoMeta::into_meta(#expr) }),
-            quote!(::core::option::Option::Some(__mcp_meta)),
-        ),
-        None => (TokenStream::new(), quote!(::core::option::Option::None)),
-    };
-
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, non_snake_case, non_upper_case_globals, unused, clippy::all, clippy::pedantic)]
-        const _: () = {
-            #[allow(unused_imports)]
-            use #p::{Unchecked as _, UncheckedSend as _};
-
-            #(#asserts)*
-            #args_type
-            #meta_fn
-            #(#state_fns)*
-
-            fn __mcp_output_schema(__mcp_gen: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
-                #output_schema
-            }
-
-            fn __mcp_input_schema(__mcp_gen: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                #input_schema
-            }
-
-            fn __mcp_handler(
-                __mcp_arguments: &#p::serde_json::value::RawValue,
-                __mcp_ctx: #krate::Context,
-                __mcp_plan: #p::OutputPlan,
-            ) -> ::core::result::Result<#p::BoxFuture<'static, #krate::ToolResult>, #p::ArgumentError> {
-                #decode
-                ::core::result::Result::Ok(::std::boxed::Box::pin(async move {
-                    #(#extract)*
-                    #finish
-                }))
-            }
-
-            #p::inventory::submit! {
-                #p::ToolRegistration {
-                    name: #name,
-                    title: #title,
-                    description: #description,
-                    summary: #summary,
-                    tags: &[#(#tags),*],
-                    annotations: #annotations,
-                    icons: &[#(#icons),*],
-                    meta: #meta,
-                    input_schema: __mcp_input_schema,
-                    output_schema: __mcp_output_schema,
-                    required_state: &[#(#required_state),*],
-                    handler: __mcp_handler,
-                    file: ::core::file!(),
-                    line: ::core::line!(),
-                }
-            }
-        };
     }
 }

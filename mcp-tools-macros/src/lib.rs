@@ -1,12 +1,13 @@
 //! Procedural macros of [mcp-tools](https://docs.rs/mcp-tools). This crate is an implementation
-//! detail: use the macros through `mcp_tools` (`use mcp_tools::tool;`), whose documentation is
-//! the reference. The two crates are released in lockstep.
+//! detail: use the macros through `mcp_tools` (`use mcp_tools::{prompt, resource, tool};`),
+//! whose documentation is the reference. The two crates are released in lockstep.
 
 mod attr;
 mod check;
 mod ctxt;
 mod docs;
 mod expand;
+mod kind;
 mod signature;
 mod symbol;
 
@@ -16,4 +17,17 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(args.into(), item.into()).into()
+}
+
+/// Turns a function into an MCP resource or resource template. Documented in
+/// `mcp_tools::resource`.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::resource(args.into(), item.into()).into()
+}
+
+/// Turns a function into an MCP prompt. Documented in `mcp_tools::prompt`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::prompt(args.into(), item.into()).into()
 }

@@ -1,5 +1,6 @@
 //! Models the annotated function: its parameters (arguments, context extractors, or one
 //! `Args<T>`), their docs and defaults, and its return type. Records what cannot be modelled.
+//! A `#[resource]`'s arguments are its URI variables; a `#[prompt]`'s, its prompt arguments.
 
 use proc_macro2::Ident;
 use syn::ext::IdentExt;
@@ -8,10 +9,11 @@ use syn::{Expr, FnArg, GenericArgument, ItemFn, LitStr, Pat, PathArguments, Retu
 use crate::attr::{Attr, ParamAttr, parse_param_attr};
 use crate::ctxt::Ctxt;
 use crate::docs;
+use crate::kind::Kind;
 use crate::symbol::{DEFAULT, RENAME};
 
 pub enum ParamKind {
-    /// A property of the argument object.
+    /// A property of the argument object (a URI variable, a prompt argument).
     Arg { wire_name: String, name_span: proc_macro2::Span, doc: Vec<Expr>, default: Option<Expr> },
     /// `Context`, `State<T>`: filled from the call's context.
     Extractor,
@@ -75,15 +77,20 @@ fn single_generic(seg: &syn::PathSegment) -> Option<Type> {
     }
 }
 
+/// `T` of a type written `Option<T>`.
+pub fn option_inner(ty: &Type) -> Option<Type> {
+    last_segment(ty).filter(|s| s.ident == "Option").and_then(single_generic)
+}
+
 /// Models `item`'s signature and strips the attributes rustc would reject on parameters
 /// (doc comments, `#[tool(...)]`) from it, so the function can be emitted as written.
-pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
+pub fn model(cx: &Ctxt, kind: Kind, item: &mut ItemFn) -> Signature {
     let mut params = Vec::new();
     for (index, input) in item.sig.inputs.iter_mut().enumerate() {
         let binding = quote::format_ident!("__mcp_arg_{}", index);
         let pat_type = match input {
             FnArg::Receiver(r) => {
-                cx.error_spanned_by(&*r, "#[tool] functions cannot take `self`: write a free function and put shared data in `State<T>` (registered with `ServerBuilder::state`)");
+                cx.error_spanned_by(&*r, format!("{} functions cannot take `self`: write a free function and put shared data in `State<T>` (registered with `ServerBuilder::state`)", kind.attr()));
                 continue;
             }
             FnArg::Typed(p) => p,
@@ -91,8 +98,8 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
         let mut param_attr = ParamAttr { default: Attr::none(DEFAULT), rename: Attr::none(RENAME) };
         let mut doc_attrs = Vec::new();
         pat_type.attrs.retain(|a| {
-            if a.path().is_ident("tool") {
-                parse_param_attr(cx, a, &mut param_attr);
+            if a.path().is_ident(kind.name()) {
+                parse_param_attr(cx, kind, a, &mut param_attr);
                 false
             } else if a.path().is_ident("doc") {
                 doc_attrs.push(a.clone());
@@ -106,14 +113,14 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
         let segment_name = segment.map(|s| s.ident.to_string());
         let set = [(DEFAULT, param_attr.default.span()), (RENAME, param_attr.rename.span())];
         let set = set.into_iter().filter_map(|(key, span)| Some((key, span?)));
-        let kind = match segment_name.as_deref() {
+        let param_kind = match segment_name.as_deref() {
             Some(context @ ("Context" | "State")) => {
                 for (key, span) in set {
                     cx.error_at(span, format!("`{key}` applies to arguments; a `{context}` parameter is filled from the call's context: remove it"));
                 }
                 ParamKind::Extractor
             }
-            Some("Args") => match segment.and_then(single_generic) {
+            Some("Args") if kind == Kind::Tool => match segment.and_then(single_generic) {
                 Some(inner) => {
                     for (key, span) in set {
                         let serde =
@@ -131,7 +138,7 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
                 let ident = match &*pat_type.pat {
                     Pat::Ident(p) if p.subpat.is_none() => p.ident.clone(),
                     other => {
-                        cx.error_spanned_by(other, "a #[tool] argument must be a plain name (e.g. `query: String`); its name is the argument's name in the schema");
+                        cx.error_spanned_by(other, kind.param_example());
                         continue;
                     }
                 };
@@ -145,17 +152,22 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
                 }
             }
         };
-        if let ParamKind::Arg { .. } = kind {
-            check_arg_type(cx, &ty);
+        if let ParamKind::Arg { .. } = param_kind {
+            check_arg_type(cx, kind, &ty);
         }
-        params.push(Param { kind, binding, ty });
+        params.push(Param { kind: param_kind, binding, ty });
     }
 
     let ret = match &item.sig.output {
         ReturnType::Default => Return::Unit,
         ReturnType::Type(_, ty) => {
             if let Type::ImplTrait(_) = &**ty {
-                cx.error_spanned_by(ty, "#[tool] functions cannot return `impl Trait`: name the type (e.g. `String`, a struct deriving `Serialize` and `JsonSchema`, or `ToolResult`)");
+                let message = format!(
+                    "{} functions cannot return `impl Trait`: name the type (e.g. {})",
+                    kind.attr(),
+                    kind.returns()
+                );
+                cx.error_spanned_by(ty, message);
             }
             match last_segment(ty) {
                 Some(seg) if seg.ident == "Result" => {
@@ -172,7 +184,8 @@ pub fn model(cx: &Ctxt, item: &mut ItemFn) -> Signature {
 
 /// Argument types are decoded into owned values: no references (also inside `Option<&str>` and
 /// the like), no `impl Trait`.
-fn check_arg_type(cx: &Ctxt, ty: &Type) {
+fn check_arg_type(cx: &Ctxt, kind: Kind, ty: &Type) {
+    let inputs = kind.inputs();
     match ty {
         Type::Reference(r) => {
             let fix = match &*r.elem {
@@ -181,22 +194,22 @@ fn check_arg_type(cx: &Ctxt, ty: &Type) {
                 _ if r.mutability.is_some() => "take it by value: remove the `&mut`".to_owned(),
                 _ => "take it by value: remove the `&`".to_owned(),
             };
-            cx.error_spanned_by(ty, format!("#[tool] arguments are decoded into owned values: {fix}"));
+            cx.error_spanned_by(ty, format!("{inputs} are {} into owned values: {fix}", kind.made()));
         }
         Type::ImplTrait(_) => {
-            cx.error_spanned_by(ty, "#[tool] arguments cannot be `impl Trait`: name a concrete type")
+            cx.error_spanned_by(ty, format!("{inputs} cannot be `impl Trait`: name a concrete type"))
         }
-        Type::Infer(_) => cx.error_spanned_by(ty, "#[tool] arguments need a concrete type"),
+        Type::Infer(_) => cx.error_spanned_by(ty, format!("{inputs} need a concrete type")),
         Type::Path(p) => {
             for seg in &p.path.segments {
-                type_args(seg).for_each(|t| check_arg_type(cx, t));
+                type_args(seg).for_each(|t| check_arg_type(cx, kind, t));
             }
         }
-        Type::Tuple(t) => t.elems.iter().for_each(|t| check_arg_type(cx, t)),
-        Type::Array(a) => check_arg_type(cx, &a.elem),
-        Type::Slice(s) => check_arg_type(cx, &s.elem),
-        Type::Paren(p) => check_arg_type(cx, &p.elem),
-        Type::Group(g) => check_arg_type(cx, &g.elem),
+        Type::Tuple(t) => t.elems.iter().for_each(|t| check_arg_type(cx, kind, t)),
+        Type::Array(a) => check_arg_type(cx, kind, &a.elem),
+        Type::Slice(s) => check_arg_type(cx, kind, &s.elem),
+        Type::Paren(p) => check_arg_type(cx, kind, &p.elem),
+        Type::Group(g) => check_arg_type(cx, kind, &g.elem),
         _ => {}
     }
 }

@@ -1,4 +1,4 @@
-//! The keywords `#[tool(...)]` understands, in one place.
+//! The keywords `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]` understand, in one place.
 
 pub const NAME: &str = "name";
 pub const TITLE: &str = "title";
@@ -10,9 +10,13 @@ pub const META: &str = "meta";
 pub const ICONS: &str = "icons";
 pub const CRATE: &str = "crate";
 pub const WIDGET: &str = "widget";
+pub const URI: &str = "uri";
+pub const MIME_TYPE: &str = "mime_type";
 
 pub const TOOL_ARGS: &[&str] =
     &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, CRATE, WIDGET];
+pub const RESOURCE_ARGS: &[&str] = &[URI, NAME, TITLE, DESCRIPTION, MIME_TYPE, CRATE];
+pub const PROMPT_ARGS: &[&str] = &[NAME, TITLE, DESCRIPTION, CRATE];
 
 pub const READ_ONLY: &str = "read_only";
 pub const DESTRUCTIVE: &str = "destructive";

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::__private::{PromptRegistration, ResourceRegistration};
 use crate::context::StateMap;
 use crate::prompt::{Prompt, PromptArgument};
-use crate::protocol::{INTERNAL_ERROR, RpcError};
+use crate::protocol::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
 use crate::resource::{Resource, ResourceInfo, ResourceRequest, ResourceTemplate, UriTemplate};
 use crate::session::{Session, decode_params};
 use crate::{Context, ToolError};
@@ -213,7 +213,8 @@ fn failed(error: RpcError) -> Answer {
     Box::pin(async move { Err(error) })
 }
 
-/// Turns a handler's outcome into an answer: a `ToolError` becomes a JSON-RPC error.
+/// Turns a handler's outcome into an answer: a `ToolError` becomes a JSON-RPC error ("invalid
+/// params" when the generated code could not parse a URI variable or a prompt argument).
 fn answer<F, T>(future: F) -> Answer
 where
     F: Future<Output = Result<T, ToolError>> + Send + 'static,
@@ -222,7 +223,10 @@ where
     Box::pin(async move {
         match future.await {
             Ok(value) => Ok(serde_json::value::to_raw_value(&value).expect("JSON serializes")),
-            Err(e) => Err(RpcError::new(INTERNAL_ERROR, e.message().to_owned())),
+            Err(e) => {
+                let code = if e.is_invalid_params() { INVALID_PARAMS } else { INTERNAL_ERROR };
+                Err(RpcError::new(code, e.message().to_owned()))
+            }
         }
     })
 }

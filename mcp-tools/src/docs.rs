@@ -1,6 +1,8 @@
 //! Reference documentation.
 //!
 //! * [`tool_attribute`]: everything `#[tool]` accepts, and what it expands to.
+//! * [`resource_attribute`]: the same for `#[resource]` (resources and resource templates).
+//! * [`prompt_attribute`]: the same for `#[prompt]`.
 
 /// # The `#[tool]` attribute
 ///
@@ -166,3 +168,203 @@
 /// (strings and function pointers); schemas are generated, checked and cached once when the
 /// server is built, never per request.
 pub mod tool_attribute {}
+
+/// # The `#[resource]` attribute
+///
+/// ```
+/// use mcp_tools::{resource, Context, State, ToolError};
+/// # struct Notes;
+/// # impl Notes { fn get(&self, _: u32) -> Option<String> { None } }
+///
+/// /// The README, in Markdown.
+/// #[resource(uri = "docs://readme", title = "README", mime_type = "text/markdown")]
+/// async fn readme() -> &'static str {
+///     "# My server"
+/// }
+///
+/// /// One note, by its number.
+/// #[resource(uri = "notes://{id}", name = "note", mime_type = "text/plain")]
+/// async fn note(id: u32, notes: State<Notes>, ctx: Context) -> Result<String, ToolError> {
+///     # let _ = ctx;
+///     notes.get(id).ok_or_else(|| ToolError::new(format!("no note {id}")))
+/// }
+/// ```
+///
+/// ## Arguments of the attribute
+///
+/// | argument | meaning |
+/// |---|---|
+/// | `uri = "..."` | **Required.** The URI clients read the resource by: a scheme (`file:`, `https:`, `myapp:` …) and the rest. With `{variables}` (`notes://{id}`, `db://{table}/{row}`) it is a **resource template**, listed on `resources/templates/list` instead of `resources/list`. Checked at compile time: not empty, a scheme, balanced braces, variables that are identifiers (RFC 6570 operators such as `{+path}` are not supported), each once, never two in a row. |
+/// | `name = "..."` | The resource's name (default: the function's name, without `r#`). |
+/// | `title = "..."` | Display title. |
+/// | `description = "..."` | Default: the function's doc comment, paragraphs kept. Optional for resources. |
+/// | `mime_type = "..."` | The MIME type (`type/subtype`), listed and set on the contents returned as `String` or `Vec<u8>`. |
+/// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
+///
+/// ## Parameters
+///
+/// * **A URI variable** (`id: u32` for `{id}`): every variable of the template is exactly one
+///   parameter of that name (`#[resource(rename = "userId")]` on the parameter receives `{userId}`).
+///   The type is `String` or any `T: FromStr`: a value that does not parse answers `resources/read`
+///   with a JSON-RPC "invalid params" error naming the variable and the value. A variable matches
+///   one or more characters other than `/` (the last one, anything to the end).
+/// * **A context parameter**, as in `#[tool]`: [`Context`](crate::Context) or
+///   [`State<T>`](crate::State) (a missing registration is a start-up error naming the resource).
+///
+/// A fixed resource (no variables) takes context parameters only.
+///
+/// ## Return types
+///
+/// | return type | contents |
+/// |---|---|
+/// | `String`, `&'static str` | one text item (`mime_type`, else `text/plain`) |
+/// | `Vec<u8>` | one base64 `blob` item (`mime_type`, else `application/octet-stream`) |
+/// | [`ResourceContents`](crate::ResourceContents), `Vec<ResourceContents>` | exactly those |
+/// | `Result<T, E>` of one of these | `Err(e)` is a JSON-RPC error whose message is the error's; `E` converts into [`ToolError`](crate::ToolError) |
+///
+/// ## Mistakes caught at compile time
+///
+/// A missing or malformed `uri`, unknown or repeated arguments, a bad `mime_type`, a template
+/// variable without a parameter (reported on the URI) and a parameter that is not a variable
+/// (reported on the parameter, with a "did you mean"), borrowed or `impl Trait` variable types,
+/// variable types that are not `FromStr`, no return type, return types that are not contents,
+/// error types that do not convert into `ToolError`, and the function-level mistakes of `#[tool]`
+/// (`self`, generics, `unsafe`/`const`/`extern`, a non-`Send` future). All at once, each on its
+/// token; the function is still emitted.
+///
+/// ## What it expands to
+///
+/// The function as written, and beside it, in a `const _: () = { ... };` block:
+///
+/// ```text
+/// const _: () = assert_variable::<u32>();                       // FromStr, on `u32`
+/// const _: () = assert_resource_context::<State<Notes>>();
+/// const _: () = { assert_resource_result::<Result<String, ToolError>>();
+///                 assert_contents::<…::Ok>();                  // on `String`
+///                 assert_resource_error::<…::Err>(); };        // on `ToolError`
+/// fn __mcp_state_1() -> Option<(TypeId, &'static str)> { Check::<State<Notes>>::new().required_state() }
+///
+/// fn __mcp_read(request: ResourceRequest, ctx: Context)
+///     -> BoxFuture<'static, Result<Vec<ResourceContents>, ToolError>>
+/// {
+///     Box::pin(async move {
+///         let __mcp_arg_0 = Check::<u32>::new().variable(&request, "id")?;
+///         let __mcp_arg_1 = Check::<State<Notes>>::new().extract(&ctx);
+///         let __mcp_arg_2 = Check::<Context>::new().extract(&ctx);
+///         let result = note(__mcp_arg_0, __mcp_arg_1, __mcp_arg_2).await;   // Send-checked
+///         Check::<Result<String, ToolError>>::new().contents_of_result(result, &request.uri, Some("text/plain"))
+///     })
+/// }
+///
+/// inventory::submit! { ResourceRegistration {
+///     uri: "notes://{id}", name: "note", title: None, description: Some("One note, by its number."),
+///     mime_type: Some("text/plain"), handler: __mcp_read,
+///     required_state: &[__mcp_state_1, __mcp_state_2], file: file!(), line: line!(),
+/// } }
+/// ```
+///
+/// At start-up the server adds every registration to its catalog (a URI with `{` is a
+/// template); two resources with one URI are a start-up error naming both source locations.
+/// Runtime [`Resource`](crate::Resource)s and [`ResourceTemplate`](crate::ResourceTemplate)s
+/// with the same URI replace them.
+pub mod resource_attribute {}
+
+/// # The `#[prompt]` attribute
+///
+/// ```
+/// use mcp_tools::{prompt, Context, PromptMessage, ToolError};
+///
+/// /// Ask for a code review.
+/// ///
+/// /// The model is asked to be concise.
+/// #[prompt(name = "code_review", title = "Code review")]
+/// async fn review(
+///     /// The code to review.
+///     code: String,
+///     /// The language (default: guess).
+///     language: Option<String>,
+///     /// At most this many remarks.
+///     #[prompt(rename = "maxRemarks")]
+///     max_remarks: Option<u8>,
+///     ctx: Context,
+/// ) -> Result<Vec<PromptMessage>, ToolError> {
+///     # let _ = ctx;
+///     let language = language.unwrap_or_else(|| "the language it is written in".to_owned());
+///     let limit = max_remarks.map(|n| format!(" Make at most {n} remarks.")).unwrap_or_default();
+///     Ok(vec![PromptMessage::user(format!("Review this code as {language}.{limit}\n\n{code}"))])
+/// }
+/// ```
+///
+/// ## Arguments of the attribute
+///
+/// | argument | meaning |
+/// |---|---|
+/// | `name = "..."` | The prompt's name (default: the function's name, without `r#`). |
+/// | `title = "..."` | Display title. |
+/// | `description = "..."` | Default: the function's doc comment, paragraphs kept. A prompt with neither is a compile error: clients require one. |
+/// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
+///
+/// ## Parameters
+///
+/// * **A prompt argument** (`name: Type`), named after the parameter (`r#type` is `type`;
+///   `#[prompt(rename = "...")]` renames it), described by its `///` doc comment. Prompt
+///   arguments are text: `String` is a required argument, `Option<String>` an optional one, and
+///   any other `T: FromStr` (or `Option<T>`) is parsed from the text; a value that does not parse
+///   answers `prompts/get` with a JSON-RPC "invalid params" error naming the argument and the
+///   value. `prompts/get` without a required argument is refused before the function runs.
+/// * **A context parameter**, as in `#[tool]`: [`Context`](crate::Context) or
+///   [`State<T>`](crate::State).
+///
+/// ## Return types
+///
+/// | return type | messages |
+/// |---|---|
+/// | `String`, `&'static str` | one user message with that text |
+/// | [`PromptMessage`](crate::PromptMessage), `Vec<PromptMessage>` | those messages (text, images, audio, embedded resources) |
+/// | [`PromptResult`](crate::PromptResult) | exactly that result (messages and a description) |
+/// | `Result<T, E>` of one of these | `Err(e)` is a JSON-RPC error whose message is the error's; `E` converts into [`ToolError`](crate::ToolError) |
+///
+/// ## Mistakes caught at compile time
+///
+/// A missing or blank description, unknown or repeated arguments, an empty name, `default` on a
+/// parameter (prompt arguments have none), two arguments with one name, borrowed or
+/// `impl Trait` argument types, argument types that are not `FromStr`, a user type named
+/// `Option`, no return type, return types that are not messages, error types that do not
+/// convert into `ToolError`, and the function-level mistakes of `#[tool]`. All at once, each on
+/// its token; the function is still emitted.
+///
+/// ## What it expands to
+///
+/// The function as written, and beside it, in a `const _: () = { ... };` block:
+///
+/// ```text
+/// const _: () = assert_prompt_arg::<String>();                  // FromStr, on `String`
+/// const _: () = assert_option::<Option<String>>();              // std's Option
+/// const _: () = assert_prompt_arg::<String>();                  // on the `String` inside
+/// …
+/// fn __mcp_get(mut args: HashMap<String, String>, ctx: Context)
+///     -> BoxFuture<'static, Result<PromptResult, ToolError>>
+/// {
+///     Box::pin(async move {
+///         let __mcp_arg_0 = Check::<String>::new().prompt_arg(&mut args, "code")?;
+///         let __mcp_arg_1 = Check::<Option<String>>::new().optional_prompt_arg(&mut args, "language")?;
+///         …
+///         let result = review(__mcp_arg_0, __mcp_arg_1, __mcp_arg_2, __mcp_arg_3).await;
+///         Check::<Result<Vec<PromptMessage>, ToolError>>::new().messages_of_result(result)
+///     })
+/// }
+///
+/// inventory::submit! { PromptRegistration {
+///     name: "code_review", title: Some("Code review"), description: "Ask for a code review.\n\n…",
+///     arguments: &[
+///         StaticPromptArgument { name: "code", description: Some("The code to review."), required: true },
+///         StaticPromptArgument { name: "language", description: Some("The language (default: guess)."), required: false },
+///         StaticPromptArgument { name: "maxRemarks", description: Some("At most this many remarks."), required: false },
+///     ],
+///     handler: __mcp_get, required_state: &[__mcp_state_3], file: file!(), line: line!(),
+/// } }
+/// ```
+///
+/// Two prompts with one name are a start-up error naming both source locations; a runtime
+/// [`Prompt`](crate::Prompt) with the same name replaces the function.
+pub mod prompt_attribute {}

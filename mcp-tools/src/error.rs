@@ -27,12 +27,15 @@ use std::fmt;
 pub struct ToolError {
     message: Cow<'static, str>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    /// The client sent something unusable (a URI variable, a prompt argument that does not
+    /// parse): answered as JSON-RPC "invalid params" where there is no `isError` result.
+    invalid_params: bool,
 }
 
 impl ToolError {
     /// An error whose message the model sees.
     pub fn new(message: impl Into<Cow<'static, str>>) -> Self {
-        ToolError { message: message.into(), source: None }
+        ToolError { message: message.into(), source: None, invalid_params: false }
     }
 
     /// An internal failure: the model sees a generic message, the detail is only logged.
@@ -40,7 +43,17 @@ impl ToolError {
         ToolError {
             message: Cow::Borrowed("the tool failed with an internal error"),
             source: Some(source.into()),
+            invalid_params: false,
         }
+    }
+
+    /// An error in what the client sent (see the `invalid_params` field).
+    pub(crate) fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
+        ToolError { invalid_params: true, ..Self::new(message) }
+    }
+
+    pub(crate) fn is_invalid_params(&self) -> bool {
+        self.invalid_params
     }
 
     /// Attaches internal detail (logged, not sent) to an error.
@@ -72,7 +85,11 @@ impl ToolError {
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(error: E) -> Self {
-        ToolError { message: Cow::Owned(error.to_string()), source: Some(Box::new(error)) }
+        ToolError {
+            message: Cow::Owned(error.to_string()),
+            source: Some(Box::new(error)),
+            invalid_params: false,
+        }
     }
 }
 

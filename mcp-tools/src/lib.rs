@@ -25,6 +25,9 @@
 //! validates the catalog at start-up and speaks JSON-RPC on stdin/stdout.
 //!
 //! * [`#[tool]`](macro@tool): the attribute reference, with what it expands to.
+//! * [`#[resource]`](macro@resource) and [`#[prompt]`](macro@prompt): resources (and resource
+//!   templates) clients read by URI, and prompts users pick; [`Resource`], [`ResourceTemplate`]
+//!   and [`Prompt`] build them at run time.
 //! * [`Server`] / [`ServerBuilder`]: server options, shared state, runtime tools, the command line.
 //! * [`Tool`]: a tool built at run time from a JSON schema and a closure.
 //! * [`Context`] / [`State`]: what a handler can ask of its request (progress, logging,
@@ -73,6 +76,50 @@ pub use tool::{Annotations, Args, Icon, Tool};
 
 /// Turns an `async fn` into an MCP tool. See the [attribute reference](crate::docs::tool_attribute).
 pub use mcp_tools_macros::tool;
+
+/// Turns a function into an MCP resource (a fixed URI) or resource template (a URI with
+/// `{variables}`, each a parameter of the function). See the
+/// [attribute reference](crate::docs::resource_attribute).
+///
+/// ```
+/// use mcp_tools::{resource, ToolError};
+///
+/// /// The release notes.
+/// #[resource(uri = "docs://release-notes", mime_type = "text/markdown")]
+/// async fn release_notes() -> &'static str {
+///     "# 1.0\n\nFirst release."
+/// }
+///
+/// /// One user's profile, as JSON.
+/// #[resource(uri = "users://{id}/profile", mime_type = "application/json")]
+/// async fn profile(id: u32) -> Result<String, ToolError> {
+///     if id == 0 {
+///         return Err(ToolError::new("user 0 does not exist"));
+///     }
+///     Ok(format!(r#"{{"id": {id}}}"#))
+/// }
+/// ```
+pub use mcp_tools_macros::resource;
+
+/// Turns a function into an MCP prompt whose arguments are the function's parameters. See the
+/// [attribute reference](crate::docs::prompt_attribute).
+///
+/// ```
+/// use mcp_tools::{prompt, PromptMessage};
+///
+/// /// Ask for a code review.
+/// #[prompt(title = "Code review")]
+/// async fn review(
+///     /// The code to review.
+///     code: String,
+///     /// What to focus on (default: everything).
+///     focus: Option<String>,
+/// ) -> Vec<PromptMessage> {
+///     let focus = focus.unwrap_or_else(|| "everything".to_owned());
+///     vec![PromptMessage::user(format!("Review this code, focusing on {focus}:\n\n{code}"))]
+/// }
+/// ```
+pub use mcp_tools_macros::prompt;
 
 pub mod docs;
 

@@ -1,6 +1,6 @@
 //! Prompts: message templates a user picks in the client (`prompts/list`, `prompts/get`).
-//! Define one with `#[prompt]` on a function whose parameters are the prompt's arguments, or
-//! build a [`Prompt`] at run time.
+//! Define one with [`#[prompt]`](macro@crate::prompt) on a function whose parameters are the
+//! prompt's arguments, or build a [`Prompt`] at run time.
 
 use std::collections::HashMap;
 use std::future::Future;

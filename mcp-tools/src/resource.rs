@@ -1,6 +1,7 @@
 //! Resources: data a client can read by URI. A [`Resource`] has a fixed URI; a
 //! [`ResourceTemplate`] has a URI template such as `notes://{id}` whose variables the handler
-//! receives. Both can be defined with `#[resource(...)]` on a function or built at run time.
+//! receives. Both can be defined with [`#[resource(...)]`](macro@crate::resource) on a function
+//! or built at run time.
 
 use std::collections::HashMap;
 use std::future::Future;

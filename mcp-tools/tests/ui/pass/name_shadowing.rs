@@ -13,7 +13,7 @@ mod types {
 }
 
 mod tools {
-    use ::mcp_tools::{Args, ToolError, tool};
+    use ::mcp_tools::{Args, ToolError, prompt, resource, tool};
 
     use crate::types::Query;
 
@@ -48,6 +48,11 @@ mod tools {
     struct ToolResult;
     struct Deserialize;
     struct JsonSchema;
+    struct HashMap;
+    struct ResourceRequest;
+    struct ResourceContents;
+    struct PromptResult;
+    struct FromStr;
     type Key = ();
     type __McpArgs = ();
     const __MCP_FIELDS: () = ();
@@ -93,6 +98,16 @@ mod tools {
         fn into_result(&self) {}
         fn into_tool_error(&self) {}
         fn into_tool_result(&self) {}
+        fn variable(&self) {}
+        fn prompt_arg(&self) {}
+        fn optional_prompt_arg(&self) {}
+        fn contents(&self) {}
+        fn contents_of_result(&self) {}
+        fn messages(&self) {}
+        fn messages_of_result(&self) {}
+        fn into_contents(&self) {}
+        fn into_prompt_result(&self) {}
+        fn parse(&self) {}
     }
     impl<T: ?Sized> Everywhere for T {}
 
@@ -128,15 +143,47 @@ mod tools {
     pub fn r#add(a: i64, b: i64) -> i64 {
         a + b
     }
+
+    /// A row of a table.
+    #[resource(uri = "db://{table}/{row}")]
+    pub async fn row(
+        table: ::std::string::String,
+        row: u64,
+        ctx: ::mcp_tools::Context,
+        state: ::mcp_tools::State<u8>,
+    ) -> Result<::std::string::String> {
+        let _ = (ctx, state);
+        ::std::result::Result::Ok(::std::format!("{table}/{row}"))
+    }
+
+    /// The tables.
+    #[resource(uri = "db://tables", mime_type = "text/plain")]
+    pub fn tables() -> &'static str {
+        "users"
+    }
+
+    /// Describe a table.
+    #[prompt]
+    pub async fn r#describe(
+        /// The table.
+        table: ::std::string::String,
+        limit: ::std::option::Option<u32>,
+        ctx: ::mcp_tools::Context,
+    ) -> ::std::result::Result<::mcp_tools::PromptMessage, ToolError> {
+        let _ = (limit, ctx);
+        ::std::result::Result::Ok(::mcp_tools::PromptMessage::user(table))
+    }
 }
 
 fn main() {
     let server = mcp_tools::Server::builder().state(7_u8).build().unwrap();
     assert_eq!(server.tool_names(), ["add", "count", "echo"]);
+    assert_eq!(server.resource_uris(), ["db://tables"]);
+    assert_eq!(server.prompt_names(), ["describe"]);
     let count = server.tool("count").unwrap().input_schema;
     assert_eq!(count["properties"]["limit"]["default"], 3);
     assert!(count["properties"]["unit"].get("default").is_none());
     assert_eq!(count["required"], serde_json::json!(["text"]));
     assert_eq!(server.tool("add").unwrap().description, "Add \ntwo numbers.");
-    let _ = (tools::count, tools::echo, tools::add);
+    let _ = (tools::count, tools::echo, tools::add, tools::row, tools::tables, tools::describe);
 }

@@ -1,0 +1,7 @@
+use mcp_tools::prompt;
+
+/// Prompts.
+#[prompt]
+mod prompts {}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use mcp_tools::prompt;
+
+/// A number.
+#[prompt]
+async fn number() -> u32 {
+    42
+}
+
+fn main() {}

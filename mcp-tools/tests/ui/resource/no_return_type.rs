@@ -1,0 +1,7 @@
+use mcp_tools::resource;
+
+/// The release notes.
+#[resource(uri = "docs://notes")]
+async fn notes() {}
+
+fn main() {}

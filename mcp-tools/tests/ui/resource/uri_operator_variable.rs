@@ -1,0 +1,9 @@
+use mcp_tools::resource;
+
+/// A file.
+#[resource(uri = "files://{+path}")]
+async fn file(path: String) -> String {
+    path
+}
+
+fn main() {}
