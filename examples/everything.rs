@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_tools::{
-    Context, Elicitation, EmbeddedResource, LogLevel, Prompt, PromptArgument, PromptMessage, PromptResult,
-    Resource, ResourceContents, ResourceTemplate, SamplingRequest, Server, Tool, ToolError, ToolResult, tool,
+    Context, Elicitation, EmbeddedResource, LogLevel, PromptMessage, ResourceContents, SamplingRequest,
+    Server, Tool, ToolError, ToolResult, prompt, resource, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -254,111 +254,93 @@ fn json_schema_2020_12_tool() -> Tool {
 
 // ===== Resources =====
 
-fn resources(builder: mcp_tools::ServerBuilder) -> mcp_tools::ServerBuilder {
-    builder
-        .resource(
-            Resource::fixed(
-                "test://static-text",
-                "static-text",
-                ResourceContents::text(
-                    "test://static-text",
-                    Some("text/plain"),
-                    "This is the content of the static text resource.",
-                ),
-            )
-            .title("Static Text Resource")
-            .description("A static text resource for testing")
-            .mime_type("text/plain"),
-        )
-        .resource(
-            Resource::fixed(
-                "test://static-binary",
-                "static-binary",
-                ResourceContents::blob("test://static-binary", Some("image/png"), PNG),
-            )
-            .title("Static Binary Resource")
-            .description("A static binary resource (image) for testing")
-            .mime_type("image/png"),
-        )
-        .resource_template(
-            ResourceTemplate::new("test://template/{id}/data", "template", |request, _ctx| async move {
-                let id = request.param("id").unwrap_or_default().to_owned();
-                let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
-                Ok(vec![ResourceContents::text(request.uri, Some("application/json"), data.to_string())])
-            })
-            .title("Resource Template")
-            .description("A resource template with parameter substitution")
-            .mime_type("application/json"),
-        )
-        .resource(
-            Resource::fixed(
-                "test://watched-resource",
-                "watched-resource",
-                ResourceContents::text(
-                    "test://watched-resource",
-                    Some("text/plain"),
-                    "Watched resource content",
-                ),
-            )
-            .title("Watched Resource")
-            .description("A resource that subscribers hear about every 3 seconds")
-            .mime_type("text/plain"),
-        )
+/// A static text resource for testing
+#[resource(
+    uri = "test://static-text",
+    name = "static-text",
+    title = "Static Text Resource",
+    mime_type = "text/plain"
+)]
+async fn static_text() -> &'static str {
+    "This is the content of the static text resource."
+}
+
+/// A static binary resource (image) for testing
+#[resource(
+    uri = "test://static-binary",
+    name = "static-binary",
+    title = "Static Binary Resource",
+    mime_type = "image/png"
+)]
+async fn static_binary() -> Vec<u8> {
+    PNG.to_vec()
+}
+
+/// A resource template with parameter substitution
+#[resource(
+    uri = "test://template/{id}/data",
+    name = "template",
+    title = "Resource Template",
+    mime_type = "application/json"
+)]
+async fn template(id: String) -> String {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
+}
+
+/// A resource that subscribers hear about every 3 seconds
+#[resource(
+    uri = "test://watched-resource",
+    name = "watched-resource",
+    title = "Watched Resource",
+    mime_type = "text/plain"
+)]
+async fn watched_resource() -> &'static str {
+    "Watched resource content"
 }
 
 // ===== Prompts =====
 
-fn prompts(builder: mcp_tools::ServerBuilder) -> mcp_tools::ServerBuilder {
-    builder
-        .prompt(
-            Prompt::new("test_simple_prompt", "A simple prompt without arguments", |_, _| async {
-                Ok(PromptResult::new(vec![PromptMessage::user("This is a simple prompt for testing.")]))
-            })
-            .title("Simple Test Prompt"),
-        )
-        .prompt(
-            Prompt::new(
-                "test_prompt_with_arguments",
-                "A prompt with required arguments",
-                |args, _| async move {
-                    let (arg1, arg2) = (&args["arg1"], &args["arg2"]);
-                    Ok(PromptResult::new(vec![PromptMessage::user(format!(
-                        "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
-                    ))]))
-                },
-            )
-            .title("Prompt With Arguments")
-            .argument(PromptArgument::required("arg1", "First test argument"))
-            .argument(PromptArgument::required("arg2", "Second test argument")),
-        )
-        .prompt(
-            Prompt::new(
-                "test_prompt_with_embedded_resource",
-                "A prompt that includes an embedded resource",
-                |args, _| async move {
-                    let uri = args["resourceUri"].clone();
-                    Ok(PromptResult::new(vec![
-                        PromptMessage::user_resource(ResourceContents::text(
-                            uri,
-                            Some("text/plain"),
-                            "Embedded resource content for testing.",
-                        )),
-                        PromptMessage::user("Please process the embedded resource above."),
-                    ]))
-                },
-            )
-            .title("Prompt With Embedded Resource")
-            .argument(PromptArgument::required("resourceUri", "URI of the resource to embed")),
-        )
-        .prompt(
-            Prompt::new("test_prompt_with_image", "A prompt that includes image content", |_, _| async {
-                Ok(PromptResult::new(vec![
-                    PromptMessage::new("user", mcp_tools::Content::image(PNG, "image/png")),
-                    PromptMessage::user("Please analyze the image above."),
-                ]))
-            })
-            .title("Prompt With Image"),
-        )
+/// A simple prompt without arguments
+#[prompt(title = "Simple Test Prompt")]
+async fn test_simple_prompt() -> &'static str {
+    "This is a simple prompt for testing."
+}
+
+/// A prompt with required arguments
+#[prompt(title = "Prompt With Arguments")]
+async fn test_prompt_with_arguments(
+    /// First test argument
+    arg1: String,
+    /// Second test argument
+    arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// A prompt that includes an embedded resource
+#[prompt(title = "Prompt With Embedded Resource")]
+async fn test_prompt_with_embedded_resource(
+    /// URI of the resource to embed
+    #[prompt(rename = "resourceUri")]
+    resource_uri: String,
+) -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user_resource(ResourceContents::text(
+            resource_uri,
+            Some("text/plain"),
+            "Embedded resource content for testing.",
+        )),
+        PromptMessage::user("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt that includes image content
+#[prompt(title = "Prompt With Image")]
+async fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::new("user", mcp_tools::Content::image(PNG, "image/png")),
+        PromptMessage::user("Please analyze the image above."),
+    ]
 }
 
 fn main() -> ExitCode {
@@ -367,7 +349,7 @@ fn main() -> ExitCode {
         .version("1.0.0")
         .tool(json_schema_2020_12_tool())
         .completer(|_, _| async { Vec::new() });
-    let server = match prompts(resources(builder)).build() {
+    let server = match builder.build() {
         Ok(server) => server,
         Err(e) => {
             eprintln!("{e}");
