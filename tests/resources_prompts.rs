@@ -467,3 +467,52 @@ async fn completion_without_a_completer_is_empty() {
     assert_eq!(result["completion"]["values"], json!([]));
     assert_eq!(result["completion"]["hasMore"], false);
 }
+
+#[tokio::test]
+async fn resources_and_prompts_added_or_removed_while_serving_are_announced() {
+    let server = builder().build().unwrap();
+    let client = TestClient::connect(&server).await;
+    let wait = |method: &'static str| {
+        let client = &client;
+        async move {
+            tokio::time::timeout(Duration::from_secs(5), client.notification(method))
+                .await
+                .expect("announced")
+        }
+    };
+
+    server.add_resource(Resource::fixed(
+        "test://late",
+        "late",
+        ResourceContents::text("test://late", Some("text/plain"), "added while serving"),
+    ));
+    wait("notifications/resources/list_changed").await;
+    let read = client.request("resources/read", json!({"uri": "test://late"})).await.unwrap();
+    assert_eq!(read["contents"][0]["text"], "added while serving");
+
+    assert!(server.remove_resource("test://late"));
+    wait("notifications/resources/list_changed").await;
+    let err = client.request("resources/read", json!({"uri": "test://late"})).await.unwrap_err();
+    assert_eq!(err.code, -32002);
+    assert!(!server.remove_resource("test://late"), "already gone");
+
+    server.add_resource_template(ResourceTemplate::new("late://{x}", "late-template", |r, _| async move {
+        Ok(vec![ResourceContents::text(r.uri.clone(), None, r.param("x").unwrap_or_default())])
+    }));
+    wait("notifications/resources/list_changed").await;
+    let read = client.request("resources/read", json!({"uri": "late://abc"})).await.unwrap();
+    assert_eq!(read["contents"][0]["text"], "abc");
+    assert!(server.remove_resource("late://{x}"));
+    wait("notifications/resources/list_changed").await;
+
+    server.add_prompt(Prompt::new("late_prompt", "Added while serving.", |_, _| async {
+        Ok(PromptResult::new(vec![PromptMessage::user("late")]))
+    }));
+    wait("notifications/prompts/list_changed").await;
+    assert!(server.prompt_names().contains(&"late_prompt".to_owned()));
+    let got = client.request("prompts/get", json!({"name": "late_prompt"})).await.unwrap();
+    assert_eq!(got["messages"][0]["content"]["text"], "late");
+    assert!(server.remove_prompt("late_prompt"));
+    wait("notifications/prompts/list_changed").await;
+    assert!(!server.remove_prompt("late_prompt"));
+}

@@ -140,12 +140,7 @@ impl CatalogBuilder {
         if !problems.is_empty() {
             return Err(problems);
         }
-        resources.sort_by(|a, b| a.uri.cmp(&b.uri));
-        templates.sort_by(|a, b| a.template.source.cmp(&b.template.source));
-        prompts.sort_by(|a, b| a.name.cmp(&b.name));
-        let prompt_index = prompts.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
-        let resource_index = resources.iter().enumerate().map(|(i, r)| (r.uri.clone(), i)).collect();
-        Ok(Catalog { resources, resource_index, templates, prompts, prompt_index, completer: self.completer })
+        Ok(Catalog::from_parts(resources, templates, prompts, self.completer))
     }
 }
 
@@ -166,7 +161,8 @@ fn check_state(
     }
 }
 
-/// The built catalog.
+/// The built catalog. Immutable: a change builds a new one.
+#[derive(Clone)]
 pub(crate) struct Catalog {
     resources: Vec<Resource>,
     resource_index: HashMap<String, usize>,
@@ -177,6 +173,70 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
+    fn from_parts(
+        mut resources: Vec<Resource>,
+        mut templates: Vec<ResourceTemplate>,
+        mut prompts: Vec<Prompt>,
+        completer: Option<Completer>,
+    ) -> Catalog {
+        resources.sort_by(|a, b| a.uri.cmp(&b.uri));
+        templates.sort_by(|a, b| a.template.source.cmp(&b.template.source));
+        prompts.sort_by(|a, b| a.name.cmp(&b.name));
+        let prompt_index = prompts.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+        let resource_index = resources.iter().enumerate().map(|(i, r)| (r.uri.clone(), i)).collect();
+        Catalog { resources, resource_index, templates, prompts, prompt_index, completer }
+    }
+
+    /// This catalog with a resource added (replacing one with the same URI).
+    pub fn with_resource(&self, resource: Resource) -> Catalog {
+        let mut resources = self.resources.clone();
+        resources.retain(|r| r.uri != resource.uri);
+        resources.push(resource);
+        Catalog::from_parts(resources, self.templates.clone(), self.prompts.clone(), self.completer.clone())
+    }
+
+    /// This catalog with a template added (replacing one with the same URI template).
+    pub fn with_template(&self, template: ResourceTemplate) -> Catalog {
+        let mut templates = self.templates.clone();
+        templates.retain(|t| t.template.source != template.template.source);
+        templates.push(template);
+        Catalog::from_parts(self.resources.clone(), templates, self.prompts.clone(), self.completer.clone())
+    }
+
+    /// This catalog without the resource or template at `uri`, if there was one.
+    pub fn without_resource(&self, uri: &str) -> Option<Catalog> {
+        let mut resources = self.resources.clone();
+        let mut templates = self.templates.clone();
+        let before = resources.len() + templates.len();
+        resources.retain(|r| r.uri != uri);
+        templates.retain(|t| t.template.source != uri);
+        (resources.len() + templates.len() != before)
+            .then(|| Catalog::from_parts(resources, templates, self.prompts.clone(), self.completer.clone()))
+    }
+
+    /// This catalog with a prompt added (replacing one with the same name).
+    pub fn with_prompt(&self, prompt: Prompt) -> Catalog {
+        let mut prompts = self.prompts.clone();
+        prompts.retain(|p| p.name != prompt.name);
+        prompts.push(prompt);
+        Catalog::from_parts(self.resources.clone(), self.templates.clone(), prompts, self.completer.clone())
+    }
+
+    /// This catalog without the prompt `name`, if there was one.
+    pub fn without_prompt(&self, name: &str) -> Option<Catalog> {
+        let mut prompts = self.prompts.clone();
+        let before = prompts.len();
+        prompts.retain(|p| p.name != name);
+        (prompts.len() != before).then(|| {
+            Catalog::from_parts(
+                self.resources.clone(),
+                self.templates.clone(),
+                prompts,
+                self.completer.clone(),
+            )
+        })
+    }
+
     fn has_resources(&self) -> bool {
         !self.resources.is_empty() || !self.templates.is_empty()
     }
@@ -279,7 +339,7 @@ pub(crate) fn route(
     params: Option<Box<RawValue>>,
     ctx: Context,
 ) -> Option<Answer> {
-    let catalog = &session.server.catalog;
+    let catalog = session.server.catalog.load_full();
     let params = params.as_deref();
     // Methods of a capability this server did not declare are unknown to it.
     let declared = match method.split('/').next() {

@@ -27,9 +27,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 #[derive(Clone, Debug)]
 pub(crate) enum ServerEvent {
     ToolsChanged,
-    #[allow(dead_code)] // sent when resources are added or removed at run time
     ResourcesChanged,
-    #[allow(dead_code)] // sent when prompts are added or removed at run time
     PromptsChanged,
     ResourceUpdated(String),
 }
@@ -47,7 +45,10 @@ pub(crate) struct ServerInner {
     /// The served catalog: read without locks on every call, replaced whole on change.
     pub registry: ArcSwap<Registry>,
     tool_set: Mutex<ToolSet>,
-    pub catalog: crate::catalog::Catalog,
+    /// Resources, prompts, completion: replaced whole on change, like the tools.
+    pub catalog: ArcSwap<crate::catalog::Catalog>,
+    /// Serializes catalog changes so none is lost.
+    catalog_edit: Mutex<()>,
     pub state: Arc<StateMap>,
     pub events: broadcast::Sender<ServerEvent>,
     pub page_size: usize,
@@ -63,7 +64,7 @@ impl ServerInner {
             "tools": {"listChanged": true},
             "logging": {},
         });
-        self.catalog.declare(&mut capabilities);
+        self.catalog.load().declare(&mut capabilities);
         capabilities
     }
 
@@ -254,7 +255,8 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 registry: ArcSwap::from_pointee(registry),
                 tool_set: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),
-                catalog,
+                catalog: ArcSwap::from_pointee(catalog),
+                catalog_edit: Mutex::new(()),
                 state: Arc::new(self.state),
                 events,
                 page_size: self.page_size,
@@ -363,6 +365,49 @@ impl Server {
         true
     }
 
+    fn edit_catalog(
+        &self,
+        edit: impl FnOnce(&crate::catalog::Catalog) -> Option<crate::catalog::Catalog>,
+        event: ServerEvent,
+    ) -> bool {
+        let _guard = self.inner.catalog_edit.lock().expect("catalog lock");
+        let Some(changed) = edit(&self.inner.catalog.load()) else { return false };
+        self.inner.catalog.store(Arc::new(changed));
+        let _ = self.inner.events.send(event);
+        true
+    }
+
+    /// Adds a resource while serving (replacing one with the same URI); connected clients are
+    /// sent `notifications/resources/list_changed`. (A server that had no resources at all when
+    /// a client connected did not declare the `resources` capability to that client.)
+    pub fn add_resource(&self, resource: crate::Resource) {
+        self.edit_catalog(|c| Some(c.with_resource(resource)), ServerEvent::ResourcesChanged);
+    }
+
+    /// Adds a resource template while serving (replacing one with the same URI template);
+    /// clients are sent `notifications/resources/list_changed`.
+    pub fn add_resource_template(&self, template: crate::ResourceTemplate) {
+        self.edit_catalog(|c| Some(c.with_template(template)), ServerEvent::ResourcesChanged);
+    }
+
+    /// Removes the resource (or resource template) at `uri` while serving; returns whether it
+    /// existed. Clients are sent `notifications/resources/list_changed`.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.edit_catalog(|c| c.without_resource(uri), ServerEvent::ResourcesChanged)
+    }
+
+    /// Adds a prompt while serving (replacing one with the same name); clients are sent
+    /// `notifications/prompts/list_changed`.
+    pub fn add_prompt(&self, prompt: crate::Prompt) {
+        self.edit_catalog(|c| Some(c.with_prompt(prompt)), ServerEvent::PromptsChanged);
+    }
+
+    /// Removes the prompt `name` while serving; returns whether it existed. Clients are sent
+    /// `notifications/prompts/list_changed`.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.edit_catalog(|c| c.without_prompt(name), ServerEvent::PromptsChanged)
+    }
+
     /// Tells the clients subscribed to `uri` that the resource changed
     /// (`notifications/resources/updated`).
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
@@ -388,12 +433,12 @@ impl Server {
 
     /// The URIs of the fixed resources, sorted.
     pub fn resource_uris(&self) -> Vec<String> {
-        self.inner.catalog.resource_uris()
+        self.inner.catalog.load().resource_uris()
     }
 
     /// The names of the prompts, sorted.
     pub fn prompt_names(&self) -> Vec<String> {
-        self.inner.catalog.prompt_names()
+        self.inner.catalog.load().prompt_names()
     }
 
     /// Every tool as `tools/list` shows it, in one JSON value `{"tools": [...]}`.
