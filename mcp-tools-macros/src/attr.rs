@@ -60,6 +60,8 @@ pub struct ToolAttr {
     pub icons: Attr<Vec<LitStr>>,
     pub krate: Attr<syn::Path>,
     pub widget: Attr<Widget>,
+    /// `defer = false` keeps the tool listed when the server defers its catalog.
+    pub defer: Attr<bool>,
 }
 
 pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -74,6 +76,7 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         icons: Attr::none(ICONS),
         krate: Attr::none(CRATE),
         widget: Attr::none(WIDGET),
+        defer: Attr::none(DEFER),
     };
     parse_args(cx, args, |meta, key| {
         let span = span_of(meta);
@@ -114,6 +117,11 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
             WIDGET => {
                 if let Some(w) = parse_widget(cx, meta) {
                     attr.widget.set(cx, span, w);
+                }
+            }
+            DEFER => {
+                if let Some(v) = flag(cx, meta, DEFER) {
+                    attr.defer.set(cx, span, v);
                 }
             }
             _ => unknown(cx, meta, "`#[tool]` argument", TOOL_ARGS),

@@ -10,11 +10,12 @@ pub const META: &str = "meta";
 pub const ICONS: &str = "icons";
 pub const CRATE: &str = "crate";
 pub const WIDGET: &str = "widget";
+pub const DEFER: &str = "defer";
 pub const URI: &str = "uri";
 pub const MIME_TYPE: &str = "mime_type";
 
 pub const TOOL_ARGS: &[&str] =
-    &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, CRATE, WIDGET];
+    &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, DEFER, CRATE, WIDGET];
 pub const RESOURCE_ARGS: &[&str] = &[URI, NAME, TITLE, DESCRIPTION, MIME_TYPE, CRATE];
 pub const PROMPT_ARGS: &[&str] = &[NAME, TITLE, DESCRIPTION, CRATE];
 

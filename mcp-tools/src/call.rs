@@ -21,6 +21,8 @@ pub(crate) async fn call_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Con
         );
     }
     match &entry.handler {
+        // Boxed: `call_tool` runs `call_entry` again for the real tool.
+        Handler::Meta(kind) => Box::pin(crate::deferred::meta::run(*kind, entry, arguments, ctx)).await,
         Handler::Static { handler, plan, .. } => {
             match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx, *plan))) {
                 Err(panic) => panicked(entry, panic),

@@ -42,6 +42,7 @@ mod catalog;
 mod cli;
 mod client;
 mod context;
+pub mod deferred;
 mod error;
 #[cfg(feature = "http")]
 mod http;

@@ -38,6 +38,8 @@ pub struct ToolRegistration {
     pub tags: &'static [&'static str],
     pub annotations: StaticAnnotations,
     pub icons: &'static [&'static str],
+    /// `defer = ...`: `Some(false)` keeps the tool listed when the catalog is deferred.
+    pub defer: Option<bool>,
     pub meta: Option<fn() -> Value>,
     /// The argument type's schema, as derived (the policy is applied by the runtime).
     pub input_schema: fn(&mut SchemaGenerator) -> Schema,

@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 
 use crate::__private::{StaticHandler, ToolRegistration};
 use crate::context::StateMap;
+use crate::deferred::DeferredTools;
+use crate::deferred::meta::DeferredCatalog;
 use crate::schema::{self, OutputPlan};
 use crate::tool::{DynHandler, check_name};
 use crate::{Annotations, Icon, Tool};
@@ -31,6 +33,8 @@ impl std::fmt::Display for Origin {
 }
 
 pub(crate) enum Handler {
+    /// A meta-tool of deferred mode.
+    Meta(crate::deferred::meta::MetaTool),
     Static {
         handler: StaticHandler,
         plan: OutputPlan,
@@ -58,6 +62,8 @@ pub(crate) struct ToolEntry {
     pub annotations: Annotations,
     pub meta: Option<Map<String, Value>>,
     pub icons: Vec<Icon>,
+    /// `Some(false)`: stays listed when the catalog is deferred.
+    pub defer: Option<bool>,
     pub handler: Handler,
     pub origin: Origin,
 }
@@ -73,7 +79,7 @@ impl ToolEntry {
             output_schema: self.output_schema.as_deref(),
             annotations: (!self.annotations.is_empty()).then_some(&self.annotations),
             icons: (!self.icons.is_empty()).then_some(&self.icons),
-            meta: self.meta.as_ref(),
+            meta: self.meta.as_ref().map(std::borrow::Cow::Borrowed),
         }
     }
 
@@ -84,6 +90,7 @@ impl ToolEntry {
                 validator.get_or_init(|| jsonschema::validator_for(raw_input_schema).ok()).as_ref()
             }
             Handler::Dynamic { input_validator, .. } => input_validator.as_ref(),
+            Handler::Meta(_) => None,
         }
     }
 }
@@ -104,7 +111,7 @@ pub(crate) struct ToolDefinition<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     icons: Option<&'a Vec<Icon>>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<&'a Map<String, Value>>,
+    meta: Option<std::borrow::Cow<'a, Map<String, Value>>>,
 }
 
 /// The catalog. Immutable: a change builds a new one.
@@ -113,6 +120,8 @@ pub(crate) struct Registry {
     by_name: HashMap<Arc<str>, Arc<ToolEntry>>,
     /// `tools/list` results, one per page, serialized once.
     pages: Vec<Box<RawValue>>,
+    /// The search catalog, when the server defers its tools.
+    deferred: Option<DeferredCatalog>,
 }
 
 impl Registry {
@@ -157,12 +166,33 @@ impl Registry {
         Ok(entries.into_iter().map(Arc::new).collect())
     }
 
-    /// The catalog of these entries: sorted by name, indexed, its pages serialized.
-    pub fn from_entries(mut tools: Vec<Arc<ToolEntry>>, page_size: usize) -> Registry {
+    /// The catalog of these entries: sorted by name, indexed, its pages serialized. Deferred,
+    /// `tools/list` shows the meta-tools and the pinned tools, and every tool is searchable.
+    pub fn from_entries(
+        mut tools: Vec<Arc<ToolEntry>>,
+        page_size: usize,
+        deferral: Option<&Arc<DeferredTools>>,
+    ) -> Registry {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let (listed, deferred) = match deferral {
+            None => (tools.iter().map(|t| (t.clone(), false)).collect::<Vec<_>>(), None),
+            Some(config) => {
+                let plan = crate::deferred::meta::plan(&tools, config);
+                let mut listed: Vec<(Arc<ToolEntry>, bool)> =
+                    plan.meta_tools.iter().map(|t| (t.clone(), false)).collect();
+                listed.extend(plan.listed);
+                tools.extend(plan.meta_tools);
+                (listed, Some(plan.catalog))
+            }
+        };
         let by_name = tools.iter().map(|t| (t.name.clone(), t.clone())).collect();
-        let pages = paginate(&tools, page_size.max(1));
-        Registry { tools, by_name, pages }
+        let pages = paginate(&listed, page_size.max(1));
+        Registry { tools, by_name, pages, deferred }
+    }
+
+    /// The search catalog, when the server defers its tools.
+    pub fn deferred(&self) -> Option<&DeferredCatalog> {
+        self.deferred.as_ref()
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<ToolEntry>> {
@@ -183,7 +213,8 @@ impl Registry {
     }
 }
 
-fn paginate(tools: &[Arc<ToolEntry>], page_size: usize) -> Vec<Box<RawValue>> {
+/// `tools/list` pages of these tools; `true` marks a tool `anthropic/alwaysLoad`.
+fn paginate(tools: &[(Arc<ToolEntry>, bool)], page_size: usize) -> Vec<Box<RawValue>> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Page<'a> {
@@ -191,7 +222,7 @@ fn paginate(tools: &[Arc<ToolEntry>], page_size: usize) -> Vec<Box<RawValue>> {
         #[serde(skip_serializing_if = "Option::is_none")]
         next_cursor: Option<String>,
     }
-    let chunks: Vec<&[Arc<ToolEntry>]> =
+    let chunks: Vec<&[(Arc<ToolEntry>, bool)]> =
         if tools.is_empty() { vec![&[]] } else { tools.chunks(page_size).collect() };
     let count = chunks.len();
     chunks
@@ -199,7 +230,17 @@ fn paginate(tools: &[Arc<ToolEntry>], page_size: usize) -> Vec<Box<RawValue>> {
         .enumerate()
         .map(|(i, chunk)| {
             let page = Page {
-                tools: chunk.iter().map(|t| t.definition()).collect(),
+                tools: chunk
+                    .iter()
+                    .map(|(t, always_load)| {
+                        let mut definition = t.definition();
+                        if *always_load {
+                            let meta = crate::deferred::meta::always_load(t.meta.as_ref());
+                            definition.meta = Some(std::borrow::Cow::Owned(meta));
+                        }
+                        definition
+                    })
+                    .collect(),
                 next_cursor: (i + 1 < count).then(|| (i + 1).to_string()),
             };
             serde_json::value::to_raw_value(&page).expect("a tool list serializes")
@@ -267,6 +308,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         annotations,
         meta,
         icons: reg.icons.iter().map(|src| Icon::new(*src)).collect(),
+        defer: reg.defer,
         handler: Handler::Static {
             handler: reg.handler,
             plan,
@@ -344,6 +386,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         annotations: tool.annotations.clone(),
         meta: tool.meta.clone(),
         icons: tool.icons.clone(),
+        defer: tool.defer,
         handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
         origin: Origin::Runtime,
     })

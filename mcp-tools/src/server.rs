@@ -15,6 +15,7 @@ use tokio::sync::broadcast;
 
 use crate::__private::ToolRegistration;
 use crate::context::StateMap;
+use crate::deferred::DeferredTools;
 use crate::registry::{Registry, ToolEntry};
 use crate::{BuildError, Implementation, Tool};
 
@@ -52,6 +53,8 @@ pub(crate) struct ServerInner {
     pub state: Arc<StateMap>,
     pub events: broadcast::Sender<ServerEvent>,
     pub page_size: usize,
+    /// Deferred mode, if on.
+    pub deferral: Option<Arc<DeferredTools>>,
     pub max_message_bytes: usize,
     pub shutdown_timeout: Duration,
     pub client_request_timeout: Duration,
@@ -70,7 +73,7 @@ impl ServerInner {
 
     fn rebuild_tools(&self, set: &ToolSet) {
         let served = set.entries.iter().filter(|e| !set.disabled.contains(&*e.name)).cloned().collect();
-        self.registry.store(Arc::new(Registry::from_entries(served, self.page_size)));
+        self.registry.store(Arc::new(Registry::from_entries(served, self.page_size, self.deferral.as_ref())));
         let _ = self.events.send(ServerEvent::ToolsChanged);
     }
 }
@@ -104,6 +107,7 @@ pub struct ServerBuilder {
     tools: Vec<Tool>,
     state: StateMap,
     pub(crate) catalog: crate::catalog::CatalogBuilder,
+    deferral: Option<DeferredTools>,
     page_size: usize,
     max_message_bytes: usize,
     shutdown_timeout: Duration,
@@ -119,6 +123,7 @@ impl Default for ServerBuilder {
             tools: Vec::new(),
             state: StateMap::default(),
             catalog: crate::catalog::CatalogBuilder::default(),
+            deferral: None,
             page_size: DEFAULT_PAGE_SIZE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_timeout: Duration::from_secs(10),
@@ -213,6 +218,13 @@ impl ServerBuilder {
         self.state.insert(value);
         self
     }
+    /// Serves the catalog deferred: `tools/list` shows search / describe / call meta-tools
+    /// (and pinned tools) instead of every tool. For servers with many tools; see
+    /// [`deferred`](crate::deferred).
+    pub fn defer_tools(mut self, deferred: DeferredTools) -> Self {
+        self.deferral = Some(deferred);
+        self
+    }
     /// Tools per `tools/list` page (default 1000).
     pub fn page_size(mut self, size: usize) -> Self {
         self.page_size = size.max(1);
@@ -247,7 +259,8 @@ impl ServerBuilder {
         };
         let entries = Registry::build_entries(&statics, &self.tools, &self.state).map_err(BuildError::new)?;
         let catalog = self.catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
-        let registry = Registry::from_entries(entries.clone(), self.page_size);
+        let deferral = self.deferral.map(Arc::new);
+        let registry = Registry::from_entries(entries.clone(), self.page_size, deferral.as_ref());
         let (events, _) = broadcast::channel(64);
         Ok(Server {
             inner: Arc::new(ServerInner {
@@ -260,6 +273,7 @@ impl ServerBuilder {
                 state: Arc::new(self.state),
                 events,
                 page_size: self.page_size,
+                deferral,
                 max_message_bytes: self.max_message_bytes,
                 shutdown_timeout: self.shutdown_timeout,
                 client_request_timeout: self.client_request_timeout,
@@ -441,16 +455,22 @@ impl Server {
         self.inner.catalog.load().prompt_names()
     }
 
-    /// Every tool as `tools/list` shows it, in one JSON value `{"tools": [...]}`.
+    /// What `tools/list` shows (every page), in one JSON value `{"tools": [...]}`. Deferred,
+    /// that is the meta-tools and the pinned tools.
     pub fn tools_json(&self) -> Value {
-        let tools: Vec<Value> = self
-            .inner
-            .registry
-            .load()
-            .tools()
-            .iter()
-            .map(|t| serde_json::to_value(t.definition()).expect("a tool serializes"))
-            .collect();
+        let registry = self.inner.registry.load();
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        while let Some(page) = registry.page(cursor.as_deref()) {
+            let mut page: Value = serde_json::from_str(page.get()).expect("pages are JSON");
+            if let Some(Value::Array(listed)) = page.get_mut("tools").map(Value::take) {
+                tools.extend(listed);
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
         serde_json::json!({ "tools": tools })
     }
 
@@ -472,7 +492,18 @@ impl Server {
     /// Runs the ready-made command line (see [`run_cli`](Self::run_cli)) on this process's
     /// arguments, on a new Tokio runtime; logs go to stderr (filter with `RUST_LOG`).
     pub fn run(self) -> ExitCode {
+        self.run_with_args(std::env::args().skip(1))
+    }
+
+    /// Like [`run`](Self::run) with these arguments (without the program name), for binaries
+    /// that take arguments of their own first.
+    pub fn run_with_args<I, S>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
         crate::cli::init_logging();
+        let args: Vec<String> = args.into_iter().map(Into::into).collect();
         let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {
@@ -480,7 +511,7 @@ impl Server {
                 return ExitCode::from(2);
             }
         };
-        let code = runtime.block_on(self.run_cli(std::env::args().skip(1)));
+        let code = runtime.block_on(self.run_cli(args));
         // Do not wait for a blocked stdin read to return.
         runtime.shutdown_timeout(Duration::from_millis(100));
         code

@@ -174,6 +174,7 @@ pub struct Tool {
     pub(crate) annotations: Annotations,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) icons: Vec<Icon>,
+    pub(crate) defer: Option<bool>,
     pub(crate) validate_arguments: bool,
     pub(crate) handler: DynHandler,
 }
@@ -201,6 +202,7 @@ impl Tool {
             annotations: Annotations::default(),
             meta: None,
             icons: Vec::new(),
+            defer: None,
             validate_arguments: true,
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
         }
@@ -237,6 +239,13 @@ impl Tool {
     /// Adds a `_meta` entry, sent verbatim on `tools/list`.
     pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.meta.get_or_insert_with(Map::new).insert(key.into(), value.into());
+        self
+    }
+    /// Whether the tool is hidden behind the search meta-tools when the server defers its
+    /// catalog (default: true); `false` keeps it listed (see
+    /// [`DeferredTools`](crate::deferred::DeferredTools)).
+    pub fn defer(mut self, defer: bool) -> Self {
+        self.defer = Some(defer);
         self
     }
     /// Adds an icon.

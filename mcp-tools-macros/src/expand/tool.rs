@@ -162,6 +162,7 @@ pub fn expand(
     let summary = opt(attr.summary.get());
     let tags = attr.tags.get().cloned().unwrap_or_default();
     let icons = attr.icons.get().cloned().unwrap_or_default();
+    let defer = opt(attr.defer.get());
     let annotations = match &attr.annotations {
         Some(a) => {
             let (t, r, d, i, o) = (
@@ -222,6 +223,7 @@ pub fn expand(
         tags: &[#(#tags),*],
         annotations: #annotations,
         icons: &[#(#icons),*],
+        defer: #defer,
         meta: #meta,
         input_schema: __mcp_input_schema,
         output_schema: __mcp_output_schema,

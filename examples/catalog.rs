@@ -1,0 +1,85 @@
+//! Serves the tools of a JSON file, deferred: `tools/list` shows the search / describe / call
+//! meta-tools, and each tool's handler returns its (validated) arguments. A way to try deferred
+//! mode on a real catalog, or to prototype a large server before writing it.
+//!
+//! ```sh
+//! cargo run --example catalog -- tests/data/catalog.json            # stdio
+//! cargo run --example catalog -- tests/data/catalog.json list       # what tools/list shows
+//! cargo run --example catalog -- tests/data/catalog.json --http 8080
+//! ```
+//!
+//! The file has the shape of a `tools/list` result: `{"tools": [{"name", "description",
+//! "inputSchema", "title"?, "annotations"?, "_meta"?, "tags"?}, ...]}` (`tags`, not part of MCP,
+//! feeds the search's tag filter). A tool with `"defer": false` stays listed.
+
+use std::process::ExitCode;
+
+use mcp_tools::deferred::DeferredTools;
+use mcp_tools::{Annotations, Server, Tool, ToolResult};
+use serde_json::Value;
+
+fn load(path: &str) -> Result<Vec<Tool>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let list: Value = serde_json::from_str(&text).map_err(|e| format!("{path} is not JSON: {e}"))?;
+    let tools = list["tools"].as_array().ok_or_else(|| format!("{path} has no \"tools\" array"))?;
+    let mut out = Vec::with_capacity(tools.len());
+    for (i, t) in tools.iter().enumerate() {
+        let name = t["name"].as_str().ok_or_else(|| format!("tool #{i} has no name"))?;
+        let description = t["description"].as_str().unwrap_or_default();
+        let schema = t.get("inputSchema").cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        let mut tool = Tool::new(name, description, schema, |arguments, _ctx| async move {
+            ToolResult::structured(arguments)
+        });
+        if let Some(title) = t["title"].as_str() {
+            tool = tool.title(title);
+        }
+        if let Some(annotations) = t.get("annotations") {
+            let annotations: Annotations = serde_json::from_value(annotations.clone())
+                .map_err(|e| format!("tool `{name}`: bad annotations: {e}"))?;
+            tool = tool.annotations(annotations);
+        }
+        if let Some(tags) = t["tags"].as_array() {
+            tool = tool.tags(tags.iter().filter_map(Value::as_str));
+        }
+        if let Some(Value::Object(meta)) = t.get("_meta") {
+            for (key, value) in meta {
+                tool = tool.meta(key.clone(), value.clone());
+            }
+        }
+        if t["defer"] == Value::Bool(false) {
+            tool = tool.defer(false);
+        }
+        out.push(tool);
+    }
+    Ok(out)
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next().filter(|a| !a.starts_with('-')) else {
+        eprintln!("usage: catalog FILE.json [list | call NAME ARGS | --http ADDR ...]");
+        return ExitCode::from(2);
+    };
+    let tools = match load(&path) {
+        Ok(tools) => tools,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut builder = Server::builder()
+        .name("catalog")
+        .version(env!("CARGO_PKG_VERSION"))
+        .inventory(false)
+        .defer_tools(DeferredTools::new().pin(["get_status"]));
+    for tool in tools {
+        builder = builder.tool(tool);
+    }
+    match builder.build() {
+        Ok(server) => server.run_with_args(args),
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}

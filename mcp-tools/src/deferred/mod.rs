@@ -1,0 +1,47 @@
+//! Search over a tool catalog, for deferred mode: instead of listing thousands of tools, a server
+//! lets the model search them (`search_tools`), read the few it picked (`describe_tools`) and call
+//! one (`call_tool`). This module is the search part.
+//!
+//! * [`SearchDoc`]: what is indexed of a tool (name, title, summary, description, tags, and the
+//!   names and descriptions of its parameters, read from its input schema).
+//! * [`SearchIndex`]: built once per catalog; [`search`](SearchIndex::search) ranks with a
+//!   query-term coverage threshold (no padding with one-word matches), filters by tag, pages, and
+//!   breaks ties by name; [`suggest`](SearchIndex::suggest) answers "did you mean".
+//! * [`Ranker`] / [`Scorer`]: pluggable ranking; the default is [`Bm25fRanker`].
+//!
+//! Text is split into words, names into parts (`getUserByID2` → get, user, by, id, 2), stop words
+//! are dropped and the rest stemmed (Snowball English); see [`terms`]. Matching is by whole terms
+//! only: `the` never matches `theme`.
+//!
+//! ```
+//! use mcp_tools::deferred::{Bm25fRanker, SearchDoc, SearchIndex};
+//!
+//! let index = SearchIndex::build(
+//!     vec![
+//!         SearchDoc::new("get_weather", "Current weather and forecast for a city."),
+//!         SearchDoc::new("set_theme", "Switch the editor's colour theme."),
+//!     ],
+//!     &Bm25fRanker::default(),
+//! );
+//! let page = index.search("weather in Paris", None, 10, 0);
+//! assert_eq!(page.hits[0].name.as_ref(), "get_weather");
+//! assert_eq!(page.total, 1);
+//! assert_eq!(index.suggest("get_wether", 3)[0].as_ref(), "get_weather");
+//! ```
+//!
+//! Retrieval quality and speed are measured by `scripts/bench-retrieval.sh` and
+//! `cargo run --release --example bench_search` (results in `bench/`).
+
+mod analyze;
+mod corpus;
+mod index;
+pub(crate) mod meta;
+mod rank;
+#[cfg(test)]
+mod tests;
+
+pub use analyze::terms;
+pub use corpus::{Corpus, Field, Posting, Query, QueryTerm, SearchDoc, TermId};
+pub use index::{Hit, SearchIndex, SearchOptions, SearchPage};
+pub use meta::DeferredTools;
+pub use rank::{Bm25fRanker, Candidate, Ranker, Scorer};

@@ -1,0 +1,239 @@
+//! Ranking, threshold, tag filter, pagination and suggestions on small hand-made catalogs.
+
+use std::sync::Arc;
+
+use super::*;
+
+fn doc(name: &str, description: &str) -> SearchDoc {
+    SearchDoc::new(name, description)
+}
+
+fn tagged(name: &str, description: &str, tags: &[&str]) -> SearchDoc {
+    SearchDoc { tags: tags.iter().map(|t| t.to_string()).collect(), ..doc(name, description) }
+}
+
+fn names(page: &SearchPage) -> Vec<&str> {
+    page.hits.iter().map(|h| &*h.name).collect()
+}
+
+fn catalog() -> Vec<SearchDoc> {
+    vec![
+        doc("set_theme", "Set the theme of the editor: the colours and the fonts."),
+        doc("get_weather", "Current weather for a city: temperature, wind and rain."),
+        doc("weather_forecast", "Weather forecast for the next days in a city."),
+        doc("forecast_sales", "Forecast next quarter's sales from past orders."),
+        doc("paris_metro", "Metro lines and stations of Paris."),
+        tagged("create_invoice", "Create an invoice for a customer.", &["billing"]),
+        tagged("list_invoices", "List a customer's invoices.", &["billing", "read"]),
+        tagged("send_email", "Send an email message to a recipient.", &["Mail"]),
+    ]
+}
+
+fn index() -> SearchIndex {
+    SearchIndex::build(catalog(), &Bm25fRanker::default())
+}
+
+#[test]
+fn weather_outranks_the_theme() {
+    let index = index();
+    let page = index.search("the weather", None, 10, 0);
+    assert_eq!(names(&page), ["weather_forecast", "get_weather"]);
+    assert!(!names(&page).contains(&"set_theme"), "`the` is a stop word and never a substring");
+    // A query of stop words only has no term: no result (not a listing).
+    assert_eq!(index.search("the", None, 10, 0).total, 0);
+}
+
+#[test]
+fn exact_name_match_comes_first() {
+    let mut docs = catalog();
+    docs.push(doc("weather_report", "Weather, weather, weather: get the weather report of the weather."));
+    let index = SearchIndex::build(docs, &Bm25fRanker::default());
+    for query in ["get_weather", "getWeather", "GET-WEATHER", "get weather"] {
+        assert_eq!(names(&index.search(query, None, 10, 0))[0], "get_weather", "{query}");
+    }
+    assert_eq!(names(&index.search("weather_forecast", None, 10, 0))[0], "weather_forecast");
+}
+
+#[test]
+fn stems_and_name_parts_match() {
+    let index = index();
+    assert_eq!(names(&index.search("forecasting", None, 1, 0)), ["weather_forecast"]);
+    assert_eq!(names(&index.search("invoices for customers", None, 10, 0)).len(), 2);
+    assert_eq!(names(&index.search("emails", None, 10, 0)), ["send_email"]);
+}
+
+#[test]
+fn coverage_threshold_drops_one_word_matches() {
+    let index = index();
+    // Three terms: a result must contain two of them.
+    let page = index.search("weather forecast paris", None, 10, 0);
+    assert_eq!(names(&page), ["weather_forecast", "get_weather"][..1]);
+    assert_eq!(page.total, 1);
+    // Without the threshold the one-word matches pad the list.
+    let loose = SearchIndex::with_options(catalog(), &Bm25fRanker::default(), SearchOptions::no_threshold());
+    let padded = loose.search("weather forecast paris", None, 10, 0);
+    assert_eq!(padded.total, 4, "{:?}", names(&padded));
+    assert_eq!(names(&padded)[0], "weather_forecast");
+    // Nothing matches well: no hits at all.
+    let none = index.search("unicorn rainbow sparkles", None, 10, 0);
+    assert_eq!((none.total, none.hits.len(), none.next_offset), (0, 0, None));
+    assert_eq!(index.search("unicorn weather paris", None, 10, 0).total, 0);
+}
+
+#[test]
+fn required_terms() {
+    let options = SearchOptions::default();
+    let required: Vec<usize> = (0..8).map(|n| options.required(n)).collect();
+    assert_eq!(required, [0, 1, 1, 2, 2, 2, 2, 2]);
+    let strict = SearchOptions { min_share: 0.5, max_required: usize::MAX };
+    assert_eq!((1..8).map(|n| strict.required(n)).collect::<Vec<_>>(), [1, 1, 2, 2, 3, 3, 4]);
+    assert_eq!(SearchOptions::no_threshold().required(5), 0);
+}
+
+#[test]
+fn tag_filter() {
+    let index = index();
+    let billing = ["billing".to_owned()];
+    let page = index.search("", Some(&billing), 10, 0);
+    assert_eq!(names(&page), ["create_invoice", "list_invoices"]);
+    assert_eq!(page.total, 2);
+    let page = index.search("customer invoices", Some(&["READ".to_owned()]), 10, 0);
+    assert_eq!(names(&page), ["list_invoices"]);
+    assert_eq!(index.search("email", Some(&billing), 10, 0).total, 0);
+    assert_eq!(
+        names(&index.search("email", Some(&["mail".to_owned(), "x".to_owned()]), 10, 0)),
+        ["send_email"]
+    );
+    // An empty tag list filters nothing.
+    assert_eq!(index.search("", Some(&[]), 100, 0).total, 8);
+    assert_eq!(index.tags(), [("Mail".to_owned(), 1), ("billing".to_owned(), 2), ("read".to_owned(), 1)]);
+}
+
+#[test]
+fn empty_query_lists_everything_by_name() {
+    let index = index();
+    for blank in ["", "   ", " ?! "] {
+        let page = index.search(blank, None, 100, 0);
+        let mut sorted: Vec<String> = catalog().into_iter().map(|d| d.name).collect();
+        sorted.sort();
+        assert_eq!(names(&page), sorted);
+        assert!(page.hits.iter().all(|h| h.score == 0.0));
+    }
+}
+
+#[test]
+fn pagination_and_deterministic_ties() {
+    // 25 tools with the same description: every score ties, so the order is by name.
+    let docs: Vec<SearchDoc> =
+        (0..25).rev().map(|i| doc(&format!("tool_{i:02}"), "Produce the monthly report.")).collect();
+    let index = SearchIndex::build(docs.clone(), &Bm25fRanker::default());
+    let first = index.search("report", None, 10, 0);
+    assert_eq!((first.total, first.hits.len(), first.next_offset), (25, 10, Some(10)));
+    assert_eq!(names(&first)[..3], ["tool_00", "tool_01", "tool_02"]);
+    let second = index.search("report", None, 10, 10);
+    assert_eq!((second.hits.len(), second.next_offset), (10, Some(20)));
+    let last = index.search("report", None, 10, 20);
+    assert_eq!((last.hits.len(), last.next_offset), (5, None));
+    assert_eq!(names(&last)[4], "tool_24");
+    let past = index.search("report", None, 10, 30);
+    assert_eq!((past.total, past.hits.len(), past.next_offset), (25, 0, None));
+    assert!(index.search("report", None, 0, 0).hits.is_empty());
+    // The pages, concatenated, are the whole list, in the same order whatever the input order.
+    let all: Vec<&str> = [&first, &second, &last].into_iter().flat_map(names).collect();
+    let mut reversed = docs;
+    reversed.reverse();
+    let other = SearchIndex::build(reversed, &Bm25fRanker::default());
+    assert_eq!(all, names(&other.search("report", None, 100, 0)));
+    // Listing pages too.
+    let listed = index.search("", None, 20, 0);
+    assert_eq!((listed.hits.len(), listed.next_offset), (20, Some(20)));
+}
+
+#[test]
+fn hits_are_sorted_by_score_then_name() {
+    let index = index();
+    let page = index.search("weather forecast city", None, 10, 0);
+    assert!(
+        page.hits
+            .windows(2)
+            .all(|w| w[0].score > w[1].score || (w[0].score == w[1].score && w[0].name < w[1].name))
+    );
+    assert_eq!(page.hits.iter().find(|h| &*h.name == "get_weather").map(|h| h.doc), Some(1));
+}
+
+#[test]
+fn suggestions() {
+    let index = index();
+    let suggest = |name: &str, k: usize| -> Vec<String> {
+        index.suggest(name, k).into_iter().map(|n: Arc<str>| n.to_string()).collect()
+    };
+    assert_eq!(suggest("get_wether", 3)[0], "get_weather");
+    assert_eq!(suggest("Get_Weather", 1), ["get_weather"]);
+    assert_eq!(suggest("send_emial", 1), ["send_email"]);
+    // Nothing close by spelling: the search for the name's words.
+    assert_eq!(suggest("weather", 2), ["weather_forecast", "get_weather"]);
+    assert_eq!(suggest("invoice_create", 1), ["create_invoice"]);
+    assert!(suggest("zzzzzzzz", 3).is_empty());
+    assert!(suggest("get_weather", 0).is_empty());
+    // Up to k: the one close name, then the other search result.
+    assert_eq!(suggest("list_invoice", 3), ["list_invoices", "create_invoice"]);
+    assert!(!suggest("get_weather", 3).contains(&"get_weather".to_owned()));
+}
+
+#[test]
+fn positions_and_docs() {
+    let index = index();
+    assert_eq!(index.len(), 8);
+    assert_eq!(index.position("send_email"), Some(7));
+    assert_eq!(index.position("nope"), None);
+    assert_eq!(index.doc(1).name, "get_weather");
+}
+
+/// A ranker of its own: documents whose name starts with the query's first word, shortest
+/// name first; it opts out of the coverage threshold.
+struct PrefixRanker;
+
+struct PrefixScorer;
+
+impl Ranker for PrefixRanker {
+    fn prepare(&self, _: &Corpus) -> Box<dyn Scorer> {
+        Box::new(PrefixScorer)
+    }
+}
+
+impl Scorer for PrefixScorer {
+    fn rank(&self, corpus: &Corpus, query: &Query<'_>, out: &mut Vec<Candidate>) {
+        let word = query.text().split_whitespace().next().unwrap_or("");
+        for (i, doc) in corpus.docs().iter().enumerate() {
+            if doc.name.starts_with(word) {
+                let score = 1.0 / doc.name.len() as f32;
+                out.push(Candidate { doc: i as u32, score, matched: query.coverage_terms() as u32 });
+            }
+        }
+    }
+}
+
+#[test]
+fn rankers_plug_in() {
+    let ranker: Arc<dyn Ranker> = Arc::new(PrefixRanker);
+    let index = SearchIndex::build(catalog(), &*ranker);
+    assert_eq!(names(&index.search("li", None, 10, 0)), ["list_invoices"]);
+    assert_eq!(names(&index.search("se anything else", None, 10, 0)), ["set_theme", "send_email"]);
+    // Rebuilding for a changed catalog prepares the same ranker again.
+    let rebuilt = SearchIndex::build(vec![doc("lint", "")], &*ranker);
+    assert_eq!(names(&rebuilt.search("li", None, 10, 0)), ["lint"]);
+}
+
+#[test]
+fn index_is_shared_across_threads() {
+    let index = Arc::new(index());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let index = index.clone();
+            std::thread::spawn(move || names(&index.search("weather", None, 10, 0)).join(","))
+        })
+        .collect();
+    let results: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(results.windows(2).all(|w| w[0] == w[1]));
+    assert!(results[0].starts_with("get_weather") || results[0].starts_with("weather_forecast"));
+}

@@ -1,0 +1,194 @@
+//! Deferred mode end to end over stdio: the catalog example serves tests/data/catalog.json
+//! behind the search / describe / call meta-tools.
+
+use harness::{StdioServer, example_binary};
+use serde_json::{Value, json};
+
+fn catalog() -> StdioServer {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/catalog.json");
+    let mut server = StdioServer::spawn(&example_binary("catalog"), &[file]);
+    server.initialize();
+    server
+}
+
+fn call(server: &mut StdioServer, name: &str, arguments: Value) -> Value {
+    let (answer, _) = server.request("tools/call", json!({"name": name, "arguments": arguments}));
+    answer["result"].clone()
+}
+
+fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn names(found: &Value) -> Vec<&str> {
+    found["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn tools_list_shows_the_meta_tools_pinned_tools_and_view_tools() {
+    let mut server = catalog();
+    let (answer, _) = server.request("tools/list", json!({}));
+    let tools = answer["result"]["tools"].as_array().unwrap();
+    let listed: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        listed,
+        ["search_tools", "describe_tools", "call_tool", "call_read_only_tool", "chart_refresh", "get_status"]
+    );
+    let by_name = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap();
+    assert_eq!(by_name("get_status")["_meta"]["anthropic/alwaysLoad"], true, "pinned");
+    assert!(by_name("chart_refresh")["_meta"].get("anthropic/alwaysLoad").is_none(), "listed for its view");
+    let search = by_name("search_tools");
+    assert_eq!(search["annotations"]["readOnlyHint"], true);
+    assert!(search["description"].as_str().unwrap().contains("8 tools"), "the app-only tool is not counted");
+    assert!(search["description"].as_str().unwrap().contains("Tags: editor, email, finance, weather"));
+    assert_eq!(search["outputSchema"]["type"], "object");
+    assert_eq!(by_name("describe_tools")["annotations"]["readOnlyHint"], true);
+    assert_eq!(by_name("call_read_only_tool")["annotations"]["readOnlyHint"], true);
+    assert!(by_name("call_tool")["annotations"].get("readOnlyHint").is_none(), "may change things");
+}
+
+#[test]
+fn search_ranks_filters_pages_and_does_not_pad() {
+    let mut server = catalog();
+    let found = call(&mut server, "search_tools", json!({"query": "weather forecast for tomorrow"}));
+    assert_eq!(names(&found["structuredContent"])[0], "get_forecast");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text(&found)).unwrap(),
+        found["structuredContent"],
+        "same JSON as text"
+    );
+
+    let found = call(&mut server, "search_tools", json!({"query": "the"}));
+    assert_eq!(found["structuredContent"]["total"], 0, "no padding with stop words (not even `theme`)");
+    assert!(found["structuredContent"]["hint"].as_str().unwrap().contains("Try other words"));
+
+    let all = call(&mut server, "search_tools", json!({"query": "", "limit": 3}));
+    let page = &all["structuredContent"];
+    assert_eq!(page["total"], 8);
+    assert_eq!(names(page), ["convert_currency", "delete_email", "get_forecast"], "empty query: by name");
+    let next =
+        call(&mut server, "search_tools", json!({"query": "", "limit": 3, "cursor": page["nextCursor"]}));
+    assert_eq!(names(&next["structuredContent"]), ["get_status", "get_weather", "list_inbox"]);
+
+    let email = call(&mut server, "search_tools", json!({"query": "", "tags": ["email"]}));
+    assert_eq!(names(&email["structuredContent"]), ["delete_email", "list_inbox", "send_email"]);
+
+    let bad = call(&mut server, "search_tools", json!({"query": "x", "colour": 1}));
+    assert_eq!(bad["isError"], true);
+    assert!(text(&bad).contains("input schema"), "{}", text(&bad));
+}
+
+#[test]
+fn app_only_tools_never_appear_and_cannot_be_called_through_the_meta_tools() {
+    let mut server = catalog();
+    let found = call(&mut server, "search_tools", json!({"query": "refresh weather chart view"}));
+    assert!(!names(&found["structuredContent"]).contains(&"chart_refresh"));
+    let refused = call(&mut server, "call_tool", json!({"name": "chart_refresh", "arguments": {}}));
+    assert_eq!(refused["isError"], true);
+    let described = call(&mut server, "describe_tools", json!({"names": ["chart_refresh"]}));
+    assert_eq!(described["isError"], true);
+}
+
+#[test]
+fn describe_gives_full_definitions_and_suggestions() {
+    let mut server = catalog();
+    let described = call(&mut server, "describe_tools", json!({"names": ["get_weather", "get_wether"]}));
+    let result = &described["structuredContent"];
+    assert!(described.get("isError").is_none());
+    let tool = &result["tools"][0];
+    assert_eq!(tool["name"], "get_weather");
+    assert_eq!(tool["title"], "Current weather");
+    assert_eq!(tool["inputSchema"]["required"], json!(["city"]));
+    assert_eq!(tool["annotations"]["readOnlyHint"], true);
+    assert_eq!(result["unknown"][0]["name"], "get_wether");
+    assert_eq!(result["unknown"][0]["suggestions"][0], "get_weather");
+}
+
+#[test]
+fn call_runs_the_tool_and_explains_failures() {
+    let mut server = catalog();
+    let ok = call(
+        &mut server,
+        "call_read_only_tool",
+        json!({"name": "get_weather", "arguments": {"city": "Paris"}}),
+    );
+    assert!(ok.get("isError").is_none(), "{ok}");
+    assert_eq!(ok["structuredContent"], json!({"city": "Paris"}), "the catalog's tools echo their arguments");
+
+    let invalid = call(&mut server, "call_tool", json!({"name": "get_forecast", "arguments": {"city": 3}}));
+    assert_eq!(invalid["isError"], true);
+    let message = text(&invalid);
+    assert!(message.contains("/city") && message.contains("days"), "every problem: {message}");
+    assert!(message.contains("input schema of `get_forecast`"), "the schema to retry with: {message}");
+
+    let refused =
+        call(&mut server, "call_read_only_tool", json!({"name": "delete_email", "arguments": {"id": "1"}}));
+    assert_eq!(refused["isError"], true);
+    assert!(text(&refused).contains("not a read-only tool"));
+    let done = call(&mut server, "call_tool", json!({"name": "delete_email", "arguments": {"id": "1"}}));
+    assert!(done.get("isError").is_none());
+
+    let unknown = call(&mut server, "call_tool", json!({"name": "send_mail", "arguments": {}}));
+    assert_eq!(unknown["isError"], true);
+    assert!(text(&unknown).contains("send_email"), "a suggestion: {}", text(&unknown));
+
+    // Pinned tools and deferred tools are also callable by name directly.
+    let direct = call(&mut server, "get_status", json!({}));
+    assert!(direct.get("isError").is_none());
+}
+
+mod in_process {
+    use mcp_tools::deferred::DeferredTools;
+    use mcp_tools::testing::TestClient;
+    use mcp_tools::{Server, Tool, ToolResult, tool};
+    use serde_json::json;
+
+    /// Translate a sentence into French.
+    #[tool(defer = false)]
+    async fn translate(text: String) -> String {
+        format!("(fr) {text}")
+    }
+
+    /// Count the words of a text.
+    #[tool(annotations(read_only))]
+    async fn word_count(text: String) -> usize {
+        text.split_whitespace().count()
+    }
+
+    #[tokio::test]
+    async fn defer_false_stays_listed_and_runtime_changes_reach_the_index() {
+        let server = Server::builder().defer_tools(DeferredTools::new().search_limit(5)).build().unwrap();
+        let client = TestClient::connect(&server).await;
+        let listed = client.list_tools().await.unwrap();
+        let translate = listed.iter().find(|t| t["name"] == "translate").expect("`defer = false` is listed");
+        assert_eq!(translate["_meta"]["anthropic/alwaysLoad"], true);
+        assert!(listed.iter().all(|t| t["name"] != "word_count"), "deferred");
+
+        let counted = client
+            .call("call_read_only_tool", json!({"name": "word_count", "arguments": {"text": "a b c"}}))
+            .await
+            .unwrap();
+        assert_eq!(counted.structured(), Some(&json!({"result": 3})), "the real handler's result");
+
+        server
+            .add_tool(Tool::new(
+                "summarise_text",
+                "Summarise a long text in one line.",
+                json!({"type": "object"}),
+                |_, _| async { Ok(ToolResult::new().text("short")) },
+            ))
+            .unwrap();
+        let found = client.call("search_tools", json!({"query": "summarise a text"})).await.unwrap();
+        assert_eq!(
+            found.structured().unwrap()["tools"][0]["name"],
+            "summarise_text",
+            "the index was rebuilt"
+        );
+    }
+}
