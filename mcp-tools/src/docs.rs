@@ -50,6 +50,7 @@
 /// | `annotations(...)` | The MCP hints: `read_only`, `destructive`, `idempotent`, `open_world` (each alone means `true`, or `= true/false`) and `title = "..."`. Only hints you set are sent. `read_only` together with `destructive` is a compile error. |
 /// | `meta = expr` | Extra `_meta` keys, sent verbatim: any expression that converts `Into<serde_json::Value>` (an object; anything else is sent as `{"value": …}`). Evaluated once at start-up. |
 /// | `icons = ["https://…/icon.png", ...]` | Icons for clients that show them (MIME type guessed from the extension). |
+/// | `defer = false` | When the server defers its catalog ([`ServerBuilder::defer_tools`](crate::ServerBuilder::defer_tools)), keep this tool listed (marked `_meta["anthropic/alwaysLoad"]`) instead of only searchable. `defer` alone means `true`, the default. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 /// | `widget = ...` | Reserved for MCP Apps views (`widget = "name"` or `widget(name = .., html = .., invoking = .., invoked = .., accessible = .., visibility = [..], csp(connect = [..], resources = [..]), prefers_border = ..)`). The grammar is parsed and checked; this version reports that views are not served yet. |
 ///

@@ -34,6 +34,8 @@
 //!   cancellation, client info, shared state).
 //! * [`ToolResult`], [`ToolError`], [`ToolOutput`]: what a handler returns.
 //! * [`testing::TestClient`]: call tools in-process from your own tests.
+//! * [`deferred`]: catalogs of thousands of tools behind search / describe / call meta-tools.
+//! * [`HttpOptions`]: the Streamable HTTP transport (`--http`, or mount it in an axum router).
 
 #![warn(missing_docs)]
 
