@@ -46,7 +46,19 @@ pub struct Annotations {
 }
 
 /// `widget = "name"` or `widget(...)`: parsed now so the grammar is stable.
-pub struct Widget;
+pub struct Widget {
+    /// The view's name: `ui://widget/{name}.html`.
+    pub name: Option<LitStr>,
+    /// The HTML file, relative to the crate root (default `widgets/{name}.html`).
+    pub html: Option<LitStr>,
+    pub invoking: Option<LitStr>,
+    pub invoked: Option<LitStr>,
+    pub accessible: Option<bool>,
+    pub visibility: Vec<LitStr>,
+    pub connect: Vec<LitStr>,
+    pub resources: Vec<LitStr>,
+    pub prefers_border: Option<bool>,
+}
 
 /// Everything `#[tool(...)]` on the function says.
 pub struct ToolAttr {
@@ -418,9 +430,20 @@ fn parse_annotations(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Annotation
 }
 
 fn parse_widget(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Widget> {
+    let mut widget = Widget {
+        name: None,
+        html: None,
+        invoking: None,
+        invoked: None,
+        accessible: None,
+        visibility: Vec::new(),
+        connect: Vec::new(),
+        resources: Vec::new(),
+        prefers_border: None,
+    };
     if meta.input.peek(Token![=]) {
-        str_value(cx, meta, WIDGET)?;
-        return Some(Widget);
+        widget.name = Some(str_value(cx, meta, WIDGET)?);
+        return Some(widget);
     }
     if !meta.input.peek(syn::token::Paren) {
         cx.error_spanned_by(
@@ -437,24 +460,41 @@ fn parse_widget(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Widget> {
         }
         seen.push(key.clone());
         match key.as_str() {
-            NAME | HTML | INVOKING | INVOKED => {
-                str_value(cx, &inner, &key);
+            NAME => widget.name = str_value(cx, &inner, &key),
+            HTML => widget.html = str_value(cx, &inner, &key),
+            INVOKING | INVOKED => {
+                let text = str_value(cx, &inner, &key);
+                if let Some(t) = &text
+                    && t.value().chars().count() > 64
+                {
+                    cx.error_spanned_by(
+                        t,
+                        format!("`{key}` is shown as a status line: at most 64 characters"),
+                    );
+                }
+                if key == INVOKING {
+                    widget.invoking = text;
+                } else {
+                    widget.invoked = text;
+                }
             }
-            ACCESSIBLE | PREFERS_BORDER => {
-                flag(cx, &inner, &key);
-            }
+            ACCESSIBLE => widget.accessible = flag(cx, &inner, &key),
+            PREFERS_BORDER => widget.prefers_border = flag(cx, &inner, &key),
             VISIBILITY => {
                 for v in str_list(cx, &inner, VISIBILITY).unwrap_or_default() {
                     if v.value() != "model" && v.value() != "app" {
                         cx.error_spanned_by(&v, "`visibility` entries are \"model\" or \"app\"");
                     }
+                    widget.visibility.push(v);
                 }
             }
             CSP => {
                 let r = inner.parse_nested_meta(|c| {
                     let k = c.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-                    if k == CONNECT || k == RESOURCES {
-                        str_list(cx, &c, &k);
+                    if k == CONNECT {
+                        widget.connect.extend(str_list(cx, &c, &k).unwrap_or_default());
+                    } else if k == RESOURCES {
+                        widget.resources.extend(str_list(cx, &c, &k).unwrap_or_default());
                     } else {
                         unknown(cx, &c, "`csp(...)` argument", CSP_ARGS);
                     }
@@ -474,7 +514,7 @@ fn parse_widget(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Widget> {
     if !seen.iter().any(|k| k == NAME) {
         cx.error_spanned_by(&meta.path, "`widget(...)` needs `name = \"...\"`");
     }
-    Some(Widget)
+    Some(widget)
 }
 
 #[cfg(test)]

@@ -159,10 +159,52 @@ pub fn attribute(cx: &Ctxt, attr: &ToolAttr) {
     {
         cx.error_spanned_by(s, "`summary` is one line; put longer text in the description");
     }
-    if let Some(span) = attr.widget.span() {
-        cx.error_at(
-            span,
-            "`widget` is reserved for MCP Apps views, which this version of mcp-tools does not serve yet; remove it for now",
+    if let Some(widget) = attr.widget.get() {
+        check_widget(cx, widget);
+    }
+}
+
+/// The HTML file of a widget, relative to the crate root: `html`, or `widgets/{name}.html`.
+pub fn widget_html_path(widget: &crate::attr::Widget) -> Option<String> {
+    match (&widget.html, &widget.name) {
+        (Some(html), _) => Some(html.value()),
+        (None, Some(name)) => Some(format!("widgets/{}.html", name.value())),
+        (None, None) => None,
+    }
+}
+
+fn check_widget(cx: &Ctxt, widget: &crate::attr::Widget) {
+    if let Some(name) = &widget.name {
+        let value = name.value();
+        if value.is_empty()
+            || !value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            cx.error_spanned_by(
+                name,
+                format!("widget name {value:?} becomes the URI `ui://widget/{value}.html`: use letters, digits, `-`, `_` and `.` only"),
+            );
+            return;
+        }
+    }
+    let (Some(path), Some(at)) = (widget_html_path(widget), widget.html.as_ref().or(widget.name.as_ref()))
+    else {
+        return;
+    };
+    // Paths are relative to the crate being compiled, as `include_str!` with
+    // `CARGO_MANIFEST_DIR` resolves them in the expansion.
+    let Ok(root) = std::env::var("CARGO_MANIFEST_DIR") else { return };
+    // (`root` is not named in the message: it differs between machines and test runs.)
+    let full = std::path::Path::new(&root).join(&path);
+    if !full.is_file() {
+        let how = if widget.html.is_some() {
+            "fix the path".to_owned()
+        } else {
+            "create it, or name another file with `widget(name = \"...\", html = \"path/to/view.html\")`"
+                .to_owned()
+        };
+        cx.error_spanned_by(
+            at,
+            format!("the widget's HTML file `{path}` does not exist (paths are relative to the crate root, beside Cargo.toml): {how}"),
         );
     }
 }

@@ -14,6 +14,15 @@ use crate::{Context, ToolResult};
 /// Runs one tool: decodes and checks its arguments, calls the handler (a panic becomes an
 /// `isError` result), and checks structured output against a hand-written output schema.
 pub(crate) async fn call_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> ToolResult {
+    let result = run_entry(entry, arguments, ctx).await;
+    match &entry.view {
+        // A view's result always says something to the model.
+        Some(view) => crate::apps::backfill_text(result, view),
+        None => result,
+    }
+}
+
+async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> ToolResult {
     if !arguments.get().trim_start().starts_with('{') {
         return invalid_arguments(
             entry,

@@ -52,7 +52,7 @@
 /// | `icons = ["https://…/icon.png", ...]` | Icons for clients that show them (MIME type guessed from the extension). |
 /// | `defer = false` | When the server defers its catalog ([`ServerBuilder::defer_tools`](crate::ServerBuilder::defer_tools)), keep this tool listed (marked `_meta["anthropic/alwaysLoad"]`) instead of only searchable. `defer` alone means `true`, the default. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
-/// | `widget = ...` | Reserved for MCP Apps views (`widget = "name"` or `widget(name = .., html = .., invoking = .., invoked = .., accessible = .., visibility = [..], csp(connect = [..], resources = [..]), prefers_border = ..)`). The grammar is parsed and checked; this version reports that views are not served yet. |
+/// | `widget = "name"` or `widget(name = "..", html = "..", invoking = "..", invoked = "..", accessible = bool, visibility = ["model", "app"], csp(connect = [..], resources = [..]), prefers_border = bool)` | Links the tool to an MCP Apps view. The HTML file (default `widgets/{name}.html`, relative to the crate root) is embedded at compile time; a missing file is a compile error at the attribute. The view is served as `ui://widget/{name}.html` (`text/html;profile=mcp-app`, plus a `text/html+skybridge` twin), and the tool's `_meta` gets `ui.resourceUri` (and `ui.visibility`), `ui/resourceUri` and the `openai/*` keys, merged under your own `meta` keys. `visibility = ["app"]` makes a tool only the view calls: hidden from the model and from deferred search. Return a [`Widget`](crate::Widget) (props for the view, text for the model; an empty text becomes `Displaying {name}`). |
 ///
 /// ## Parameters
 ///

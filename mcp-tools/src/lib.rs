@@ -39,6 +39,7 @@
 
 #![warn(missing_docs)]
 
+mod apps;
 mod call;
 mod catalog;
 mod cli;
@@ -64,6 +65,7 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use apps::{APP_MIME_TYPE, AppView, SKYBRIDGE_MIME_TYPE, Widget};
 pub use catalog::{CompletionRef, CompletionRequest};
 pub use client::{ClientError, Elicitation, ElicitationResponse, Root, SamplingRequest, SamplingResponse};
 pub use context::{Context, FromContext, HttpParts, LogLevel, State};

@@ -40,6 +40,8 @@ pub struct ToolRegistration {
     pub icons: &'static [&'static str],
     /// `defer = ...`: `Some(false)` keeps the tool listed when the catalog is deferred.
     pub defer: Option<bool>,
+    /// `widget = ...`: the view the tool shows.
+    pub widget: Option<StaticWidget>,
     pub meta: Option<fn() -> Value>,
     /// The argument type's schema, as derived (the policy is applied by the runtime).
     pub input_schema: fn(&mut SchemaGenerator) -> Schema,
@@ -53,6 +55,45 @@ pub struct ToolRegistration {
 }
 
 inventory::collect!(ToolRegistration);
+
+/// `#[tool(widget = ...)]`, in `const` form; the HTML is embedded at compile time.
+#[derive(Clone, Copy)]
+pub struct StaticWidget {
+    pub name: &'static str,
+    pub html: &'static str,
+    pub invoking: Option<&'static str>,
+    pub invoked: Option<&'static str>,
+    pub accessible: Option<bool>,
+    pub visibility: &'static [&'static str],
+    pub connect: &'static [&'static str],
+    pub resources: &'static [&'static str],
+    pub prefers_border: Option<bool>,
+}
+
+impl StaticWidget {
+    /// The view this declares.
+    pub fn view(&self) -> crate::AppView {
+        let mut view = crate::AppView::new(self.name, self.html)
+            .connect_domains(self.connect.iter().copied())
+            .resource_domains(self.resources.iter().copied());
+        if let Some(text) = self.invoking {
+            view = view.invoking(text);
+        }
+        if let Some(text) = self.invoked {
+            view = view.invoked(text);
+        }
+        if let Some(accessible) = self.accessible {
+            view = view.accessible(accessible);
+        }
+        if !self.visibility.is_empty() {
+            view = view.visibility(self.visibility.iter().copied());
+        }
+        if let Some(border) = self.prefers_border {
+            view = view.prefers_border(border);
+        }
+        view
+    }
+}
 
 /// One `#[resource]` function. A `uri` with `{variables}` is a resource template.
 pub struct ResourceRegistration {

@@ -64,6 +64,8 @@ pub(crate) struct ToolEntry {
     pub icons: Vec<Icon>,
     /// `Some(false)`: stays listed when the catalog is deferred.
     pub defer: Option<bool>,
+    /// The app view the tool links to (`_meta.ui.resourceUri`), if any.
+    pub view: Option<String>,
     pub handler: Handler,
     pub origin: Origin,
 }
@@ -297,6 +299,11 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         Value::Object(map) => map,
         other => Map::from_iter([("value".to_owned(), other)]),
     });
+    let meta = match &reg.widget {
+        Some(widget) => Some(crate::apps::merge_meta(meta, widget.view().tool_meta())),
+        None => meta,
+    };
+    let view = crate::apps::linked_view(meta.as_ref());
     Ok(ToolEntry {
         name: reg.name.into(),
         title: reg.title.map(str::to_owned),
@@ -309,6 +316,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         meta,
         icons: reg.icons.iter().map(|src| Icon::new(*src)).collect(),
         defer: reg.defer,
+        view,
         handler: Handler::Static {
             handler: reg.handler,
             plan,
@@ -387,6 +395,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         meta: tool.meta.clone(),
         icons: tool.icons.clone(),
         defer: tool.defer,
+        view: crate::apps::linked_view(tool.meta.as_ref()),
         handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
         origin: Origin::Runtime,
     })

@@ -108,6 +108,7 @@ pub struct ServerBuilder {
     state: StateMap,
     pub(crate) catalog: crate::catalog::CatalogBuilder,
     deferral: Option<DeferredTools>,
+    views: Vec<crate::AppView>,
     page_size: usize,
     max_message_bytes: usize,
     shutdown_timeout: Duration,
@@ -124,6 +125,7 @@ impl Default for ServerBuilder {
             state: StateMap::default(),
             catalog: crate::catalog::CatalogBuilder::default(),
             deferral: None,
+            views: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_timeout: Duration::from_secs(10),
@@ -218,6 +220,13 @@ impl ServerBuilder {
         self.state.insert(value);
         self
     }
+    /// Serves an app view (its `ui://widget/{name}.html` resource and the OpenAI twin); link
+    /// tools to it with [`AppView::tool_meta`](crate::AppView::tool_meta). `#[tool(widget = ...)]`
+    /// registers its view by itself.
+    pub fn app_view(mut self, view: crate::AppView) -> Self {
+        self.views.push(view);
+        self
+    }
     /// Serves the catalog deferred: `tools/list` shows search / describe / call meta-tools
     /// (and pinned tools) instead of every tool. For servers with many tools; see
     /// [`deferred`](crate::deferred).
@@ -258,7 +267,31 @@ impl ServerBuilder {
             Vec::new()
         };
         let entries = Registry::build_entries(&statics, &self.tools, &self.state).map_err(BuildError::new)?;
-        let catalog = self.catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
+        // Views: those of #[tool(widget = ...)] functions, then runtime ones. One name, one view.
+        let mut views: Vec<crate::AppView> = Vec::new();
+        let mut problems = Vec::new();
+        let declared = statics.iter().filter_map(|r| r.widget.map(|w| w.view()));
+        for view in declared.chain(self.views) {
+            match views.iter().find(|v| v.name() == view.name()) {
+                Some(existing) if existing.same_as(&view) => {}
+                Some(_) => problems.push(format!(
+                    "two different app views are named `{}`; give one another name",
+                    view.name()
+                )),
+                None => views.push(view),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError::new(problems));
+        }
+        let mut catalog = self.catalog;
+        for view in &views {
+            for resource in view.resources() {
+                catalog.resources.retain(|r| r.uri != resource.uri);
+                catalog.resources.push(resource);
+            }
+        }
+        let catalog = catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
         let deferral = self.deferral.map(Arc::new);
         let registry = Registry::from_entries(entries.clone(), self.page_size, deferral.as_ref());
         let (events, _) = broadcast::channel(64);

@@ -241,6 +241,13 @@ impl Tool {
         self.meta.get_or_insert_with(Map::new).insert(key.into(), value.into());
         self
     }
+    /// Links the tool to an app view: merges [`AppView::tool_meta`](crate::AppView::tool_meta)
+    /// into its `_meta` (keys already set win; a `ui` object is merged key by key). Serve the view
+    /// with [`ServerBuilder::app_view`](crate::ServerBuilder::app_view).
+    pub fn view(mut self, view: &crate::AppView) -> Self {
+        self.meta = Some(crate::apps::merge_meta(self.meta.take(), view.tool_meta()));
+        self
+    }
     /// Whether the tool is hidden behind the search meta-tools when the server defers its
     /// catalog (default: true); `false` keeps it listed (see
     /// [`DeferredTools`](crate::deferred::DeferredTools)).

@@ -163,6 +163,27 @@ pub fn expand(
     let tags = attr.tags.get().cloned().unwrap_or_default();
     let icons = attr.icons.get().cloned().unwrap_or_default();
     let defer = opt(attr.defer.get());
+    let widget = match attr.widget.get() {
+        Some(w) => {
+            let name = w.name.as_ref().expect("checked: a widget has a name");
+            let path = format!("/{}", crate::check::widget_html_path(w).expect("a widget has a path"));
+            let (invoking, invoked) = (opt(w.invoking.as_ref()), opt(w.invoked.as_ref()));
+            let (accessible, border) = (opt(w.accessible.as_ref()), opt(w.prefers_border.as_ref()));
+            let (visibility, connect, resources) = (&w.visibility, &w.connect, &w.resources);
+            quote!(::core::option::Option::Some(#p::StaticWidget {
+                name: #name,
+                html: ::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), #path)),
+                invoking: #invoking,
+                invoked: #invoked,
+                accessible: #accessible,
+                visibility: &[#(#visibility),*],
+                connect: &[#(#connect),*],
+                resources: &[#(#resources),*],
+                prefers_border: #border,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let annotations = match &attr.annotations {
         Some(a) => {
             let (t, r, d, i, o) = (
@@ -224,6 +245,7 @@ pub fn expand(
         annotations: #annotations,
         icons: &[#(#icons),*],
         defer: #defer,
+        widget: #widget,
         meta: #meta,
         input_schema: __mcp_input_schema,
         output_schema: __mcp_output_schema,

@@ -19,24 +19,42 @@ pub struct SearchOptions {
     /// sentence often names its tool with only a couple of its words. The default, 2, asks one
     /// matching term of a 1–2-term query and two of any longer one.
     pub max_required: usize,
+    /// For a long query (one where [`max_required`](SearchOptions::max_required) caps the share),
+    /// a result with fewer matching terms than required is kept when it covers at least this
+    /// share of what the best-covering result covers, coverage being weighted by IDF
+    /// ([`Candidate::coverage`](super::Candidate::coverage)): a request of ten words may name its
+    /// tool with one rare word, while a match on one common word covers too little of it. Short
+    /// queries keep the strict count, and no result is kept unless one result reaches the count.
+    /// 0 turns it off.
+    pub relative: f32,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { min_share: 0.5, max_required: 2 }
+        SearchOptions { min_share: 0.5, max_required: 2, relative: 0.3 }
     }
 }
 
 impl SearchOptions {
     /// No threshold: every candidate of the ranker is a result.
     pub fn no_threshold() -> Self {
-        SearchOptions { min_share: 0.0, max_required: 0 }
+        SearchOptions { min_share: 0.0, max_required: 0, relative: 0.0 }
+    }
+
+    /// The share of `terms` distinct query terms, rounded up, before the cap.
+    fn share(&self, terms: usize) -> usize {
+        (self.min_share.clamp(0.0, 1.0) * terms as f32 - 1e-4).ceil().max(0.0) as usize
+    }
+
+    /// Whether [`relative`](SearchOptions::relative) applies to a query of `terms` distinct
+    /// terms: when [`max_required`](SearchOptions::max_required) caps the share.
+    pub fn is_long(&self, terms: usize) -> bool {
+        self.share(terms).min(terms) > self.max_required
     }
 
     /// How many of `terms` distinct query terms a result must contain.
     pub fn required(&self, terms: usize) -> usize {
-        let share = (self.min_share.clamp(0.0, 1.0) * terms as f32 - 1e-4).ceil().max(0.0) as usize;
-        share.min(self.max_required).min(terms)
+        self.share(terms).min(self.max_required).min(terms)
     }
 }
 
@@ -233,14 +251,26 @@ impl SearchIndex {
                 .collect();
             return self.page(ranked, limit, offset, None);
         }
-        let required = self.options.required(query.coverage_terms()) as u32;
+        let terms = query.coverage_terms();
+        let required = self.options.required(terms) as u32;
         let mut candidates: Vec<Candidate> = Vec::new();
         self.scorer.rank(&self.corpus, &query, &mut candidates);
         let exact = self.with_name_key(query.name_key());
+        // Long queries: the coverage a result under the count needs, as a share of the best
+        // coverage of a result reaching the count (none reaching it: nothing is kept).
+        let mut bar = f32::INFINITY;
+        if self.options.relative > 0.0 && self.options.is_long(terms) {
+            let best =
+                candidates.iter().filter(|c| c.matched >= required).map(|c| c.coverage).reduce(f32::max);
+            if let Some(best) = best {
+                bar = self.options.relative * best;
+            }
+        }
+        let keep = |c: &Candidate| c.matched >= required || (c.matched > 0 && c.coverage >= bar);
         let mut ranked: Vec<Ranked> = Vec::with_capacity(candidates.len().min(1024));
         for c in &candidates {
             let is_exact = exact.contains(&c.doc);
-            if (c.matched >= required || is_exact) && self.has_tag(c.doc, tags) {
+            if (keep(c) || is_exact) && self.has_tag(c.doc, tags) {
                 ranked.push(Ranked { doc: c.doc, score: c.score, exact: is_exact });
             }
         }

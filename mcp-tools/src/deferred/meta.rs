@@ -198,6 +198,7 @@ fn meta_entry(
         meta: None,
         icons: Vec::new(),
         defer: Some(false),
+        view: None,
         handler: Handler::Meta(kind),
         origin: Origin::Runtime,
     })

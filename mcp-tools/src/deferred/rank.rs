@@ -15,6 +15,13 @@ pub struct Candidate {
     /// The index drops candidates under its coverage threshold; a ranker matching by meaning
     /// rather than by words may report `query.coverage_terms()` to opt out of it.
     pub matched: u32,
+    /// The share of the query's information the document contains: the IDF of the coverage
+    /// terms it contains over the IDF of all of them (a term no document contains counts at the
+    /// highest IDF), from 0 to 1. The index keeps a candidate under the term-count threshold when
+    /// this share is close to the best candidate's (see
+    /// [`SearchOptions::relative`](super::SearchOptions::relative)); a ranker opting out of the
+    /// threshold reports 1.
+    pub coverage: f32,
 }
 
 /// A way of ranking documents for queries.
@@ -115,8 +122,7 @@ impl Ranker for Bm25fRanker {
         offsets.push(0u32);
         for t in 0..vocabulary as u32 {
             let postings = corpus.postings(t);
-            let df = postings.len() as f32;
-            let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+            let idf = idf(n, postings.len());
             for p in postings {
                 let norm = &norms[p.doc as usize];
                 let mut tf = 0f32;
@@ -131,8 +137,15 @@ impl Ranker for Bm25fRanker {
             }
             offsets.push(entries.len() as u32);
         }
-        Box::new(Bm25fScorer { params: self.clone(), offsets, entries })
+        let idfs = (0..vocabulary as u32).map(|t| idf(n, corpus.doc_freq(t))).collect();
+        Box::new(Bm25fScorer { params: self.clone(), offsets, entries, idf: idfs, unknown_idf: idf(n, 0) })
     }
+}
+
+/// `ln(1 + (N − df + ½) / (df + ½))`.
+fn idf(n: usize, df: usize) -> f32 {
+    let (n, df) = (n as f32, df as f32);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 #[derive(Clone, Copy)]
@@ -147,6 +160,9 @@ struct Bm25fScorer {
     /// The entries of term `t`: `entries[offsets[t]..offsets[t + 1]]`.
     offsets: Vec<u32>,
     entries: Vec<Entry>,
+    /// Each term's IDF, and that of a term no document contains.
+    idf: Vec<f32>,
+    unknown_idf: f32,
 }
 
 /// Per-thread accumulators, reused across queries (and indexes): a document's slot is valid
@@ -157,6 +173,8 @@ struct Scratch {
     stamps: Vec<u32>,
     scores: Vec<f32>,
     matched: Vec<u32>,
+    /// The IDF of the coverage terms matched.
+    information: Vec<f32>,
     touched: Vec<u32>,
 }
 
@@ -167,6 +185,7 @@ impl Scratch {
             self.stamps.resize(n, 0);
             self.scores.resize(n, 0.0);
             self.matched.resize(n, 0);
+            self.information.resize(n, 0.0);
         }
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
@@ -177,16 +196,18 @@ impl Scratch {
     }
 
     #[inline]
-    fn add(&mut self, doc: u32, score: f32, matched: u32) {
+    fn add(&mut self, doc: u32, score: f32, matched: u32, information: f32) {
         let d = doc as usize;
         if self.stamps[d] != self.stamp {
             self.stamps[d] = self.stamp;
             self.scores[d] = score;
             self.matched[d] = matched;
+            self.information[d] = information;
             self.touched.push(doc);
         } else {
             self.scores[d] += score;
             self.matched[d] += matched;
+            self.information[d] += information;
         }
     }
 }
@@ -199,6 +220,13 @@ impl Scorer for Bm25fScorer {
     fn rank(&self, corpus: &Corpus, query: &Query<'_>, out: &mut Vec<Candidate>) {
         let p = &self.params;
         let coverage = query.coverage_terms().max(1) as f32;
+        let total: f32 = query
+            .terms()
+            .iter()
+            .filter(|t| !t.whole)
+            .map(|t| t.id.map_or(self.unknown_idf, |id| self.idf[id as usize]))
+            .sum();
+        let total = total.max(f32::MIN_POSITIVE);
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.begin(corpus.len());
             for term in query.terms() {
@@ -206,8 +234,9 @@ impl Scorer for Bm25fScorer {
                 let qw = if term.whole { p.whole_weight } else { 1.0 };
                 let matched = u32::from(!term.whole);
                 let t = id as usize;
+                let information = if term.whole { 0.0 } else { self.idf[t] };
                 for e in &self.entries[self.offsets[t] as usize..self.offsets[t + 1] as usize] {
-                    scratch.add(e.doc, qw * e.weight, matched);
+                    scratch.add(e.doc, qw * e.weight, matched, information);
                 }
             }
             out.reserve(scratch.touched.len());
@@ -218,7 +247,8 @@ impl Scorer for Bm25fScorer {
                 if p.coordination > 0.0 {
                     score *= (matched as f32 / coverage).powf(p.coordination);
                 }
-                out.push(Candidate { doc, score, matched });
+                let coverage = (scratch.information[d] / total).min(1.0);
+                out.push(Candidate { doc, score, matched, coverage });
             }
         });
     }

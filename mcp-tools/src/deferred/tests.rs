@@ -81,11 +81,33 @@ fn coverage_threshold_drops_one_word_matches() {
 }
 
 #[test]
+fn long_queries_keep_rare_one_word_matches_relative_to_the_best() {
+    let mut docs = catalog();
+    docs.push(doc("read_barometer", "Air pressure from the barometer."));
+    let index = SearchIndex::build(docs.clone(), &Bm25fRanker::default());
+    // Six terms: two are required, but `barometer` (one tool has it) covers enough of the query
+    // next to the best result's four terms; `weather` alone (two tools) does not.
+    let query = "what does the barometer say about the weather forecast for the next days";
+    let page = index.search(query, None, 10, 0);
+    assert_eq!(names(&page)[0], "weather_forecast");
+    assert!(names(&page).contains(&"read_barometer"), "{:?}", names(&page));
+    assert!(!names(&page).contains(&"get_weather"), "{:?}", names(&page));
+    let strict = SearchOptions { relative: 0.0, ..SearchOptions::default() };
+    let counted = SearchIndex::with_options(docs, &Bm25fRanker::default(), strict);
+    assert!(!names(&counted.search(query, None, 10, 0)).contains(&"read_barometer"));
+    // No result reaches the count: nothing, however rare the one word.
+    assert_eq!(index.search("what does the barometer say about my trip tomorrow", None, 10, 0).total, 0);
+    // Short queries keep the count (see `coverage_threshold_drops_one_word_matches`).
+    assert!(!SearchOptions::default().is_long(4));
+    assert!(SearchOptions::default().is_long(5));
+}
+
+#[test]
 fn required_terms() {
     let options = SearchOptions::default();
     let required: Vec<usize> = (0..8).map(|n| options.required(n)).collect();
     assert_eq!(required, [0, 1, 1, 2, 2, 2, 2, 2]);
-    let strict = SearchOptions { min_share: 0.5, max_required: usize::MAX };
+    let strict = SearchOptions { min_share: 0.5, max_required: usize::MAX, relative: 0.0 };
     assert_eq!((1..8).map(|n| strict.required(n)).collect::<Vec<_>>(), [1, 1, 2, 2, 3, 3, 4]);
     assert_eq!(SearchOptions::no_threshold().required(5), 0);
 }
@@ -207,7 +229,8 @@ impl Scorer for PrefixScorer {
         for (i, doc) in corpus.docs().iter().enumerate() {
             if doc.name.starts_with(word) {
                 let score = 1.0 / doc.name.len() as f32;
-                out.push(Candidate { doc: i as u32, score, matched: query.coverage_terms() as u32 });
+                let matched = query.coverage_terms() as u32;
+                out.push(Candidate { doc: i as u32, score, matched, coverage: 1.0 });
             }
         }
     }
