@@ -95,41 +95,33 @@ pub(crate) struct Session {
 
 impl Session {
     pub fn new(server: Arc<ServerInner>, standalone: Option<Outbound>) -> Arc<Session> {
-        Arc::new(Session {
-            server,
-            standalone: Mutex::new(standalone),
-            peer: OnceLock::new(),
-            stateless: false,
-            in_flight: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashMap::new()),
-            next_request_id: AtomicI64::new(1),
-            subscriptions: Mutex::new(HashSet::new()),
-            tasks: TaskTracker::new(),
-            closed: CancellationToken::new(),
-        })
+        Arc::new(Self::with(server, standalone, false))
     }
 
     /// A session that needs no `initialize` (stateless HTTP: every request stands alone).
     pub fn new_stateless(server: Arc<ServerInner>, protocol_version: Option<&str>) -> Arc<Session> {
-        let mut session = Session {
-            server,
-            standalone: Mutex::new(None),
-            peer: OnceLock::new(),
-            stateless: true,
-            in_flight: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashMap::new()),
-            next_request_id: AtomicI64::new(1),
-            subscriptions: Mutex::new(HashSet::new()),
-            tasks: TaskTracker::new(),
-            closed: CancellationToken::new(),
-        };
+        let session = Self::with(server, None, true);
         let mut peer = Peer::new();
         if let Some(v) = protocol_version.filter(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(v)) {
             peer.protocol_version = v.to_owned();
         }
         let _ = session.peer.set(Arc::new(peer));
-        session.stateless = true;
         Arc::new(session)
+    }
+
+    fn with(server: Arc<ServerInner>, standalone: Option<Outbound>, stateless: bool) -> Session {
+        Session {
+            server,
+            standalone: Mutex::new(standalone),
+            peer: OnceLock::new(),
+            stateless,
+            in_flight: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            next_request_id: AtomicI64::new(1),
+            subscriptions: Mutex::new(HashSet::new()),
+            tasks: TaskTracker::new(),
+            closed: CancellationToken::new(),
+        }
     }
 
     /// Whether this is a stateless HTTP session (no requests to the client possible).
