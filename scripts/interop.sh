@@ -18,6 +18,13 @@
 #    apt-get when missing), configured as in the README's "Deploying several instances": curl and
 #    the TypeScript SDK without a session through the proxy reach both instances, GET is 405, a
 #    Host the instances do not allow is 403.
+# 5. MCP Apps views in Chromium (Debian's package, installed with apt-get when missing; driven by
+#    playwright-core from tests/interop/browser/package-lock.json, never a downloaded browser):
+#    tests/interop/browser/views.mjs serves a host page built on the host bridge (AppBridge) of
+#    @modelcontextprotocol/ext-apps, which connects to `widgets --http`, calls show_forecast and
+#    compose_note, renders their ui:// views in a double-iframe sandbox and delivers the results;
+#    it checks the DOM inside the views, has the form view save through the app-only save_note
+#    via the host, and writes docs/widgets.png.
 #
 # Everything downloaded goes to .cache/interop/ (git-ignored; kept between runs), except Debian
 # packages and tests/interop/node_modules. Servers bind to 127.0.0.1 on free ports and are
@@ -39,6 +46,8 @@ mkdir -p "$LOGS"
 export npm_config_cache="$CACHE/npm-cache"
 export PIP_CACHE_DIR="$CACHE/pip-cache"
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+# playwright-core drives Debian's Chromium; it must never fetch a browser of its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 export DEBIAN_FRONTEND=noninteractive
 export PYTHONDONTWRITEBYTECODE=1
@@ -70,6 +79,22 @@ show_tail() {
 PIDS=()        # servers
 CURRENT_PID="" # the client or installer that bounded() is waiting for
 POLICY_RC_CREATED=""
+BROWSER_PID_FILE="" # where views.mjs writes the pid of the Chromium it launched
+# Stops the Chromium that views.mjs launched (its own process group) if it outlived the test,
+# e.g. when views.mjs was killed; the pid is only trusted while it still runs that Chromium.
+stop_browser() {
+  local pid deadline
+  [ -n "$BROWSER_PID_FILE" ] && [ -s "$BROWSER_PID_FILE" ] || return 0
+  pid="$(tr -dc '0-9' <"$BROWSER_PID_FILE")"
+  rm -f "$BROWSER_PID_FILE"
+  [ -n "$pid" ] && { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q chromium || return 0
+  note "stopping the Chromium views.mjs left running (pid $pid)"
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+  deadline=$((SECONDS + 5))
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+  return 0
+}
 cleanup() {
   local pid deadline
   if [ -n "$CURRENT_PID" ]; then PIDS+=("$CURRENT_PID"); fi
@@ -82,6 +107,7 @@ cleanup() {
     wait "$pid" 2>/dev/null
   done
   PIDS=()
+  stop_browser
   if [ -n "$POLICY_RC_CREATED" ]; then rm -f /usr/sbin/policy-rc.d; fi
 }
 trap cleanup EXIT
@@ -215,8 +241,8 @@ if [ "$node_major" -lt 18 ]; then
 fi
 note "node $(node --version), npm $(npm --version), $(curl --version | head -n 1 | cut -d' ' -f1-2)"
 
-if ! bounded 1800 cargo build --quiet --example quickstart --example everything >"$LOGS/cargo-build.log" 2>&1; then
-  not_ok "setup: cargo build --example quickstart --example everything"
+if ! bounded 1800 cargo build --quiet --example quickstart --example everything --example widgets >"$LOGS/cargo-build.log" 2>&1; then
+  not_ok "setup: cargo build --example quickstart --example everything --example widgets"
   show_tail "$LOGS/cargo-build.log"
   finish
 fi
@@ -224,7 +250,8 @@ TARGET_DIR="$(cargo metadata --format-version 1 --no-deps \
   | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')"
 QUICKSTART="$TARGET_DIR/debug/examples/quickstart"
 EVERYTHING="$TARGET_DIR/debug/examples/everything"
-for bin in "$QUICKSTART" "$EVERYTHING"; do
+WIDGETS="$TARGET_DIR/debug/examples/widgets"
+for bin in "$QUICKSTART" "$EVERYTHING" "$WIDGETS"; do
   if [ ! -x "$bin" ]; then
     not_ok "setup: $bin exists after the build"
     finish
@@ -500,6 +527,59 @@ EOF
     done
   fi
   if [ "$FAILED" -gt "$FAILED_BEFORE_NGINX" ]; then show_tail "$NGX/error.log" 10; fi
+fi
+
+# === 5. MCP Apps views in Chromium ============================================================
+section "5. MCP Apps views in Chromium (@modelcontextprotocol/ext-apps host bridge, playwright-core)"
+CHROMIUM=/usr/bin/chromium
+if [ ! -x "$CHROMIUM" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    not_ok "setup: $CHROMIUM is installed (run as root to let this script apt-get install chromium)"
+  else
+    note "apt-get install chromium (Debian)"
+    if ! bounded 300 apt-get update -qq >"$LOGS/apt-chromium.log" 2>&1 \
+      || ! bounded 900 apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >>"$LOGS/apt-chromium.log" 2>&1; then
+      not_ok "setup: apt-get install chromium"
+      show_tail "$LOGS/apt-chromium.log"
+    elif [ ! -x "$CHROMIUM" ]; then
+      not_ok "setup: $CHROMIUM exists after apt-get install chromium"
+    fi
+  fi
+fi
+BROWSER="$CACHE/browser"
+if [ ! -x "$CHROMIUM" ]; then
+  : # reported above
+elif ! npm_install "$INTEROP/browser" "$BROWSER"; then
+  not_ok "setup: npm ci of tests/interop/browser into ${BROWSER#"$ROOT"/}"
+else
+  note "$("$CHROMIUM" --version 2>/dev/null | head -n 1), playwright-core $(node -p "require('$BROWSER/node_modules/playwright-core/package.json').version"), ext-apps $(node -p "require('$BROWSER/node_modules/@modelcontextprotocol/ext-apps/package.json').version")"
+  # A fresh server: the test expects the note ids to start at 1.
+  read -r P_W <<<"$(free_ports 1)"
+  start_server "$LOGS/widgets.log" "$WIDGETS" --http "127.0.0.1:$P_W"
+  PID_W=$LAST_PID
+  if ! wait_http "http://127.0.0.1:$P_W/mcp" "$PID_W" 20; then
+    not_ok "setup: widgets --http answers at http://127.0.0.1:$P_W/mcp within 20 s"
+    show_tail "$LOGS/widgets.log"
+  else
+    note "widgets answering at http://127.0.0.1:$P_W/mcp (pid $PID_W)"
+    # Scratch: the host page's bundle, Chromium's profile (a fresh temporary one: TMPDIR), its pid.
+    rm -rf "$BROWSER/work"
+    mkdir -p "$BROWSER/work"
+    BROWSER_PID_FILE="$BROWSER/work/chromium.pid"
+    run_checks browser-views 240 env TMPDIR="$BROWSER/work" \
+      node "$INTEROP/browser/views.mjs" --server "http://127.0.0.1:$P_W/mcp" --modules "$BROWSER" \
+      --work "$BROWSER/work" --chromium "$CHROMIUM" --screenshot docs/widgets.png
+    stop_browser
+    cp "$BROWSER/work/console.log" "$LOGS/browser-console.log" 2>/dev/null
+    if grep -q '^not ok - ' "$LOGS/browser-views.out"; then
+      show_tail "$LOGS/browser-console.log"
+      show_tail "$LOGS/widgets.log"
+    fi
+    if ! kill -0 "$PID_W" 2>/dev/null; then
+      not_ok "widgets: still running after the browser test"
+      show_tail "$LOGS/widgets.log"
+    fi
+  fi
 fi
 
 # Servers that died on their own are failures too (the clean-up below stops the rest).
