@@ -242,6 +242,11 @@ async fn bad_requests_get_the_right_status() {
         ),
         ("PUT", base().method("PUT").body(Body::empty()).unwrap(), StatusCode::METHOD_NOT_ALLOWED),
         (
+            "OPTIONS without an Origin",
+            base().method("OPTIONS").body(Body::empty()).unwrap(),
+            StatusCode::NO_CONTENT,
+        ),
+        (
             "GET without event-stream",
             base().method("GET").header(header::ACCEPT, "application/json").body(Body::empty()).unwrap(),
             StatusCode::NOT_ACCEPTABLE,
@@ -434,4 +439,42 @@ async fn resumable_streams_replay_what_a_closed_connection_missed() {
     let messages = sse_messages(&body_text(send(&app, again).await).await);
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0]["id"], 9);
+}
+
+#[tokio::test]
+async fn browser_pages_of_allowed_origins_get_cors_answers() {
+    let app = app(HttpOptions::new().allow_origin("http://app.example.test"));
+    let preflight = Request::options("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::ORIGIN, "http://app.example.test")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type, mcp-session-id")
+        .body(Body::empty())
+        .unwrap();
+    let response = send(&app, preflight).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let h = response.headers();
+    assert_eq!(h["access-control-allow-origin"], "http://app.example.test");
+    assert!(h["access-control-allow-headers"].to_str().unwrap().contains("mcp-session-id"));
+    assert!(h["access-control-allow-methods"].to_str().unwrap().contains("POST"));
+
+    let body = initialize_body();
+    let request = post(&body)
+        .header(header::ORIGIN, "http://app.example.test")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = send(&app, request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["access-control-allow-origin"], "http://app.example.test");
+    assert_eq!(response.headers()["access-control-expose-headers"], "mcp-session-id");
+
+    // Not for other origins, and no CORS headers without an Origin.
+    let foreign = Request::options("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::ORIGIN, "http://elsewhere.example")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, foreign).await.status(), StatusCode::FORBIDDEN);
+    let response = send(&app, post(&body).body(Body::from(body.to_string())).unwrap()).await;
+    assert!(response.headers().get("access-control-allow-origin").is_none());
 }

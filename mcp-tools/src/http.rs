@@ -93,7 +93,9 @@ impl HttpOptions {
         self.any_host = true;
         self
     }
-    /// Also accepts browser requests from this origin (e.g. `https://app.example.com`).
+    /// Also accepts browser requests from this origin (e.g. `https://app.example.com`); its
+    /// pages get CORS answers (preflights, `Access-Control-Allow-Origin`, the session header
+    /// exposed), so a web host on another origin can call the endpoint.
     pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
         self.allowed_origins.push(origin.into().to_ascii_lowercase());
         self
@@ -406,12 +408,27 @@ async fn endpoint(State(state): State<Arc<HttpState>>, request: Request) -> Resp
             return plain(StatusCode::FORBIDDEN, "Forbidden: this Host is not allowed");
         }
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| state.options.origin_allowed(o));
-        if !allowed {
-            return plain(StatusCode::FORBIDDEN, "Forbidden: this Origin is not allowed");
+    // A browser page of an allowed origin may call the endpoint (CORS): preflights are
+    // answered and every response names the origin and exposes the session header.
+    let cors_origin = match headers.get(header::ORIGIN) {
+        Some(origin) if origin.to_str().is_ok_and(|o| state.options.origin_allowed(o)) => {
+            Some(origin.clone())
         }
+        Some(_) => return plain(StatusCode::FORBIDDEN, "Forbidden: this Origin is not allowed"),
+        None => None,
+    };
+    let mut response = route(state, request).await;
+    if let Some(origin) = cors_origin {
+        let h = response.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("mcp-session-id"));
+        h.append(header::VARY, HeaderValue::from_static("origin"));
     }
+    response
+}
+
+async fn route(state: Arc<HttpState>, request: Request) -> Response {
+    let headers = request.headers();
     if let Some(version) = headers.get(VERSION_HEADER) {
         let supported = version.to_str().is_ok_and(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(&v));
         if !supported {
@@ -422,13 +439,27 @@ async fn endpoint(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         }
     }
     match *request.method() {
+        Method::OPTIONS => {
+            let mut response = StatusCode::NO_CONTENT.into_response();
+            let h = response.headers_mut();
+            h.insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
+            h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, DELETE"));
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static("content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id"),
+            );
+            h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+            response
+        }
         Method::POST => post(state, request).await,
         Method::GET => get(state, request),
         Method::DELETE => delete(state, request.headers()),
         _ => {
             let mut response =
                 plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: use POST, GET or DELETE");
-            response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
             response
         }
     }
