@@ -12,6 +12,7 @@ import { LATEST_PROTOCOL_VERSION, McpError, ErrorCode } from '@modelcontextproto
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assert, check, fail, pass, summary, tally } from './checks.mjs';
 
 const binaryArg = process.argv[2];
 if (!binaryArg) {
@@ -40,39 +41,15 @@ console.warn = (...args) => {
 console.log(`# @modelcontextprotocol/sdk ${sdkVersion} on node ${process.version}`);
 console.log(`# server: ${binary}`);
 
-let passed = 0;
-let failed = 0;
 
-function pass(name) {
-  passed += 1;
-  console.log(`ok - ${name}`);
-}
 
-function fail(name, reason) {
-  failed += 1;
-  console.log(`not ok - ${name}: ${String(reason).replace(/\s*\n\s*/g, ' ')}`);
-}
 
-/** Runs `fn`; it passes unless it throws. Returns fn's value (undefined on failure). */
-async function check(name, fn) {
-  try {
-    const value = await fn();
-    pass(name);
-    return value;
-  } catch (err) {
-    fail(name, err instanceof Error ? `${err.name}: ${err.message}` : err);
-    return undefined;
-  }
-}
 
 /** Marks `name` failed without running it, when an earlier step it depends on failed. */
 function skipAsFailed(name, because) {
   fail(name, `not run: ${because}`);
 }
 
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
 
 function short(value) {
   const s = JSON.stringify(value);
@@ -108,7 +85,7 @@ function makeTransport(label) {
 const WATCHDOG_MS = 150_000;
 setTimeout(() => {
   fail('whole run finishes in time', `still running after ${WATCHDOG_MS / 1000} s (a request got no answer?)`);
-  console.log(`${passed} passed, ${failed} failed`);
+  console.log(summary());
   process.exit(1);
 }, WATCHDOG_MS).unref();
 
@@ -120,8 +97,8 @@ if (!existsSync(binary)) {
 }
 
 for (const w of warnings) console.log(`# warning from the SDK: ${w}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = failed === 0 ? 0 : 1;
+console.log(summary());
+process.exitCode = tally.failed === 0 ? 0 : 1;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -339,7 +316,7 @@ async function mainConnection() {
       );
     });
   }
-  if (failed > 0 && tap.stderr.trim() !== '') {
+  if (tally.failed > 0 && tap.stderr.trim() !== '') {
     console.log('# server stderr (main connection):');
     for (const line of tap.stderr.trimEnd().split('\n').slice(-20)) console.log(`#   ${line}`);
   }
@@ -373,7 +350,7 @@ async function secondConnection() {
   } finally {
     await client.close().catch(() => {});
   }
-  if (tap.errors.length > 0 || (failed > 0 && tap.stderr.trim() !== '')) {
+  if (tap.errors.length > 0 || (tally.failed > 0 && tap.stderr.trim() !== '')) {
     for (const e of tap.errors) console.log(`# second connection transport error: ${e.message}`);
   }
 }

@@ -23,6 +23,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { assert, check, fail, pass, summary, tally } from './checks.mjs';
 
 const targets = process.argv.slice(2);
 if (targets.length === 0) {
@@ -35,33 +36,10 @@ console.warn = (...args) => {
   warnings.add(args.map(String).join(' '));
 };
 
-let passed = 0;
-let failed = 0;
 
-function pass(name) {
-  passed += 1;
-  console.log(`ok - ${name}`);
-}
 
-function fail(name, reason) {
-  failed += 1;
-  console.log(`not ok - ${name}: ${String(reason).replace(/\s*\n\s*/g, ' ')}`);
-}
 
-async function check(name, fn) {
-  try {
-    const value = await fn();
-    pass(name);
-    return value;
-  } catch (err) {
-    fail(name, err instanceof Error ? `${err.name}: ${err.message}` : err);
-    return undefined;
-  }
-}
 
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
 
 function short(value) {
   const s = JSON.stringify(value);
@@ -89,7 +67,7 @@ function within(ms, promise, what) {
 const WATCHDOG_MS = 150_000;
 setTimeout(() => {
   fail('whole run finishes in time', `still running after ${WATCHDOG_MS / 1000} s`);
-  console.log(`${passed} passed, ${failed} failed`);
+  console.log(summary());
   process.exit(1);
 }, WATCHDOG_MS).unref();
 
@@ -113,8 +91,8 @@ for (const target of targets) {
 }
 
 for (const w of warnings) console.log(`# warning from the SDK: ${w}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = failed === 0 ? 0 : 1;
+console.log(summary());
+process.exitCode = tally.failed === 0 ? 0 : 1;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -284,7 +262,7 @@ async function everything(label, makeTransport) {
     }
   } finally {
     await client.close().catch(() => {});
-    if (failed > 0 && stderr.trim() !== '') {
+    if (tally.failed > 0 && stderr.trim() !== '') {
       console.log(`# server stderr (${label}):`);
       for (const line of stderr.trimEnd().split('\n').slice(-15)) console.log(`#   ${line}`);
     }

@@ -21,6 +21,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assert, check, fail, pass, summary, tally } from '../checks.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const DEADLINE_MS = 180_000;
@@ -67,29 +68,6 @@ const requireFromInstall = createRequire(join(resolve(opts.modules), 'package.js
 const { chromium } = requireFromInstall('playwright-core');
 const esbuild = requireFromInstall('esbuild');
 
-let passed = 0;
-let failed = 0;
-function pass(name) {
-  passed += 1;
-  console.log(`ok - ${name}`);
-}
-function fail(name, reason) {
-  failed += 1;
-  console.log(`not ok - ${name}: ${String(reason).replace(/\s*\n\s*/g, ' ').slice(0, 600)}`);
-}
-async function check(name, fn) {
-  try {
-    const value = await fn();
-    pass(name);
-    return value;
-  } catch (err) {
-    fail(name, err instanceof Error ? err.message : err);
-    return undefined;
-  }
-}
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
 // Polls fn until it returns a truthy value; throws the last reason after ms.
 async function eventually(ms, what, fn) {
   const end = Date.now() + ms;
@@ -246,7 +224,7 @@ async function shutdown() {
 const watchdog = setTimeout(async () => {
   fail('browser views: finished in time', `still running after ${DEADLINE_MS / 1000} s`);
   await shutdown();
-  console.log(`${passed} passed, ${failed} failed`);
+  console.log(summary());
   process.exit(1);
 }, DEADLINE_MS);
 
@@ -498,5 +476,5 @@ try {
   await shutdown();
   clearTimeout(watchdog);
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+console.log(summary());
+process.exit(tally.failed > 0 ? 1 : 0);
