@@ -296,7 +296,8 @@ impl HttpState {
 
 impl Server {
     /// The MCP endpoint as an axum [`Router`], to serve alone or merge into your own app (add
-    /// routes, middleware, a TLS terminator in front).
+    /// routes, middleware, a TLS terminator in front). Call it inside a Tokio runtime: idle
+    /// sessions are swept by a task spawned here.
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
