@@ -33,3 +33,17 @@ export function assert(cond, message) {
 export function summary() {
   return `${tally.passed} passed, ${tally.failed} failed`;
 }
+
+/** A value as short JSON, for failure messages. */
+export function short(value) {
+  const s = JSON.stringify(value);
+  return s === undefined ? String(value) : s.length > 400 ? `${s.slice(0, 400)}…` : s;
+}
+
+/** All the text of a CallToolResult's text blocks, joined. */
+export function textOf(result) {
+  return (result?.content ?? [])
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}

@@ -12,7 +12,7 @@ import { LATEST_PROTOCOL_VERSION, McpError, ErrorCode } from '@modelcontextproto
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assert, check, fail, pass, summary, tally } from './checks.mjs';
+import { assert, check, fail, pass, short, summary, tally, textOf } from './checks.mjs';
 
 const binaryArg = process.argv[2];
 if (!binaryArg) {
@@ -41,27 +41,9 @@ console.warn = (...args) => {
 console.log(`# @modelcontextprotocol/sdk ${sdkVersion} on node ${process.version}`);
 console.log(`# server: ${binary}`);
 
-
-
-
-
 /** Marks `name` failed without running it, when an earlier step it depends on failed. */
 function skipAsFailed(name, because) {
   fail(name, `not run: ${because}`);
-}
-
-
-function short(value) {
-  const s = JSON.stringify(value);
-  return s === undefined ? String(value) : s.length > 400 ? `${s.slice(0, 400)}…` : s;
-}
-
-/** All the text of a CallToolResult's text blocks, joined. */
-function textOf(result) {
-  return (result?.content ?? [])
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
-    .join('\n');
 }
 
 /** A stdio transport spawning the server, with a tap on the raw messages and stderr. */

@@ -23,7 +23,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { assert, check, fail, pass, summary, tally } from './checks.mjs';
+import { assert, check, fail, pass, short, summary, tally, textOf } from './checks.mjs';
 
 const targets = process.argv.slice(2);
 if (targets.length === 0) {
@@ -35,23 +35,6 @@ const warnings = new Set();
 console.warn = (...args) => {
   warnings.add(args.map(String).join(' '));
 };
-
-
-
-
-
-
-function short(value) {
-  const s = JSON.stringify(value);
-  return s === undefined ? String(value) : s.length > 400 ? `${s.slice(0, 400)}…` : s;
-}
-
-function textOf(result) {
-  return (result?.content ?? [])
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
-    .join('\n');
-}
 
 /** Rejects after `ms` so a request that gets no answer fails its check instead of the run. */
 function within(ms, promise, what) {
