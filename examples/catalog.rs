@@ -6,6 +6,9 @@
 //! cargo run --example catalog -- tests/data/catalog.json            # stdio
 //! cargo run --example catalog -- tests/data/catalog.json list       # what tools/list shows
 //! cargo run --example catalog -- tests/data/catalog.json --http 8080
+//! # searching by meaning as well (HybridRanker); the model from scripts/fetch-model.sh:
+//! cargo run --release --features embeddings --example catalog -- tests/data/catalog.json \
+//!     --model .cache/models/all-MiniLM-L6-v2
 //! ```
 //!
 //! The file has the shape of a `tools/list` result: `{"tools": [{"name", "description",
@@ -54,14 +57,41 @@ fn load(path: &str) -> Result<Vec<Tool>, String> {
     Ok(out)
 }
 
+/// The deferral, searching with the sentence-embedding model in `model` if one is given.
+fn deferral(model: Option<&str>) -> Result<DeferredTools, String> {
+    let deferred = DeferredTools::new().pin(["get_status"]);
+    let Some(model) = model else { return Ok(deferred) };
+    #[cfg(feature = "embeddings")]
+    {
+        use mcp_tools::deferred::{HybridRanker, SentenceEmbedder};
+        let embedder = SentenceEmbedder::from_dir(model).map_err(|e| format!("--model: {e}"))?;
+        Ok(deferred.ranker(HybridRanker::new(embedder)))
+    }
+    #[cfg(not(feature = "embeddings"))]
+    {
+        let _ = deferred;
+        Err(format!("--model {model}: build with `--features embeddings`"))
+    }
+}
+
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let Some(path) = args.next().filter(|a| !a.starts_with('-')) else {
-        eprintln!("usage: catalog FILE.json [list | call NAME ARGS | --http ADDR ...]");
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first().filter(|a| !a.starts_with('-')).cloned() else {
+        eprintln!("usage: catalog FILE.json [--model DIR] [list | call NAME ARGS | --http ADDR ...]");
         return ExitCode::from(2);
     };
-    let tools = match load(&path) {
-        Ok(tools) => tools,
+    args.remove(0);
+    let mut model = None;
+    if args.first().is_some_and(|a| a == "--model") {
+        if args.len() < 2 {
+            eprintln!("error: --model needs a directory");
+            return ExitCode::from(2);
+        }
+        model = Some(args.remove(1));
+        args.remove(0);
+    }
+    let (tools, deferred) = match load(&path).and_then(|t| Ok((t, deferral(model.as_deref())?))) {
+        Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -71,7 +101,7 @@ fn main() -> ExitCode {
         .name("catalog")
         .version(env!("CARGO_PKG_VERSION"))
         .inventory(false)
-        .defer_tools(DeferredTools::new().pin(["get_status"]));
+        .defer_tools(deferred);
     for tool in tools {
         builder = builder.tool(tool);
     }

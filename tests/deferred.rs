@@ -144,7 +144,7 @@ fn call_runs_the_tool_and_explains_failures() {
 }
 
 mod in_process {
-    use mcp_tools::deferred::DeferredTools;
+    use mcp_tools::deferred::{DeferredTools, EmbedError, Embedder, HybridRanker};
     use mcp_tools::testing::TestClient;
     use mcp_tools::{Server, Tool, ToolResult, tool};
     use serde_json::json;
@@ -190,5 +190,56 @@ mod in_process {
             "summarise_text",
             "the index was rebuilt"
         );
+    }
+
+    /// A toy embedder: the vector of a text counts its lodging words and its other words.
+    /// Panics on the word `boom`, to show that a failing model costs only the meaning.
+    struct Lodging;
+
+    impl Embedder for Lodging {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            assert!(!texts.iter().any(|t| t.contains("boom")), "the model crashed");
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let words = t.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
+                    let lodging = words
+                        .clone()
+                        .filter(|w| ["hotel", "hotels", "accommodation", "stay"].contains(w))
+                        .count();
+                    vec![lodging as f32, 0.1 * words.count() as f32]
+                })
+                .collect())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_hybrid_ranker_searches_by_meaning_and_survives_its_model() {
+        let server = Server::builder()
+            .defer_tools(DeferredTools::new().ranker(HybridRanker::new(Lodging)))
+            .tool(Tool::new(
+                "find_hotels",
+                "Find hotels in a city.",
+                json!({"type": "object"}),
+                |_, _| async { Ok(ToolResult::new().text("found")) },
+            ))
+            .build()
+            .unwrap();
+        let client = TestClient::connect(&server).await;
+        let search = |query: &'static str| {
+            let client = &client;
+            async move { client.call("search_tools", json!({"query": query})).await.unwrap() }
+        };
+        // No word in common with `find_hotels`; found by meaning (on a blocking thread).
+        let found = search("accommodation in rome").await;
+        assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels", "{}", found.text());
+        // The model panics on this query: the search answers by words alone, and goes on serving.
+        let found = search("boom hotels").await;
+        assert!(!found.is_error(), "{}", found.text());
+        assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels");
+        let found = search("boom accommodation").await;
+        assert_eq!(found.structured().unwrap()["tools"], json!([]), "no word matches, no meaning to match");
+        let found = search("accommodation").await;
+        assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels");
     }
 }

@@ -126,12 +126,17 @@ fn check_output(entry: &ToolEntry, validator: &jsonschema::Validator, result: To
     ))
 }
 
-fn panicked(entry: &ToolEntry, panic: Box<dyn std::any::Any + Send>) -> ToolResult {
-    let message = panic
+/// The message of a caught panic.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_owned());
+        .unwrap_or_else(|| "(no message)".to_owned())
+}
+
+fn panicked(entry: &ToolEntry, panic: Box<dyn std::any::Any + Send>) -> ToolResult {
+    let message = panic_message(&*panic);
     tracing::error!(tool = %entry.name, panic = %message, "tool handler panicked");
     ToolResult::error(format!(
         "tool `{}` failed: its handler panicked (details are in the server's log)",

@@ -36,6 +36,10 @@
 //! * [`testing::TestClient`]: call tools in-process from your own tests.
 //! * [`deferred`]: catalogs of thousands of tools behind search / describe / call meta-tools.
 //! * [`HttpOptions`]: the Streamable HTTP transport (`--http`, or mount it in an axum router).
+//!
+//! Cargo features: `http` (default) is the Streamable HTTP transport; `embeddings` adds
+//! `deferred::SentenceEmbedder`, sentence embeddings on the CPU for
+//! [`deferred::HybridRanker`] (deferred search by meaning as well as by words).
 
 #![warn(missing_docs)]
 

@@ -183,6 +183,11 @@ impl SearchIndex {
         &self.tags
     }
 
+    /// Whether searching runs a model ([`Scorer::is_blocking`]).
+    pub fn is_blocking(&self) -> bool {
+        self.scorer.is_blocking()
+    }
+
     /// The options in force.
     pub fn options(&self) -> SearchOptions {
         self.options

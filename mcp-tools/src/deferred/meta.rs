@@ -89,7 +89,9 @@ impl DeferredTools {
         };
         self
     }
-    /// Replaces the ranking (e.g. with embeddings); the default is [`Bm25fRanker`].
+    /// Replaces the ranking; the default is [`Bm25fRanker`]. [`HybridRanker`](super::HybridRanker)
+    /// adds sentence embeddings (better recall on requests worded unlike the tools, at a few
+    /// milliseconds a query; such searches run on a blocking thread).
     pub fn ranker(mut self, ranker: impl Ranker + 'static) -> Self {
         self.ranker = Arc::new(ranker);
         self
@@ -349,11 +351,19 @@ pub(crate) async fn run(kind: MetaTool, entry: &ToolEntry, arguments: &RawValue,
     let Some(catalog) = registry.deferred() else {
         return ToolResult::error("this server does not defer its tools");
     };
+    // A ranker that runs a model takes milliseconds a query: off the async workers with it.
+    let blocking = catalog.index.is_blocking();
     let decoded = match kind {
-        MetaTool::Search => serde_json::from_str::<SearchArgs>(arguments.get()).map(|a| search(catalog, a)),
-        MetaTool::Describe => {
-            serde_json::from_str::<DescribeArgs>(arguments.get()).map(|a| describe(catalog, a))
-        }
+        MetaTool::Search => match serde_json::from_str::<SearchArgs>(arguments.get()) {
+            Ok(a) if blocking => Ok(off_runtime(registry.clone(), move |c| search(c, a)).await),
+            Ok(a) => Ok(search(catalog, a)),
+            Err(e) => Err(e),
+        },
+        MetaTool::Describe => match serde_json::from_str::<DescribeArgs>(arguments.get()) {
+            Ok(a) if blocking => Ok(off_runtime(registry.clone(), move |c| describe(c, a)).await),
+            Ok(a) => Ok(describe(catalog, a)),
+            Err(e) => Err(e),
+        },
         MetaTool::Call { read_only } => match serde_json::from_str::<CallArgs>(arguments.get()) {
             Ok(a) => return call(catalog, read_only, a, ctx).await,
             Err(e) => Err(e),
@@ -365,6 +375,18 @@ pub(crate) async fn run(kind: MetaTool, entry: &ToolEntry, arguments: &RawValue,
             entry.name, entry.input_schema
         ))
     })
+}
+
+/// Runs `f` over the registry's deferred catalog on a blocking thread.
+async fn off_runtime(
+    registry: Arc<crate::registry::Registry>,
+    f: impl FnOnce(&DeferredCatalog) -> ToolResult + Send + 'static,
+) -> ToolResult {
+    let task = tokio::task::spawn_blocking(move || match registry.deferred() {
+        Some(catalog) => f(catalog),
+        None => ToolResult::error("this server does not defer its tools"),
+    });
+    task.await.unwrap_or_else(|e| ToolResult::error(format!("the search failed: {e}")))
 }
 
 fn structured(value: Value) -> ToolResult {

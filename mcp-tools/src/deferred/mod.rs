@@ -8,6 +8,9 @@
 //!   query-term coverage threshold (no padding with one-word matches), filters by tag, pages, and
 //!   breaks ties by name; [`suggest`](SearchIndex::suggest) answers "did you mean".
 //! * [`Ranker`] / [`Scorer`]: pluggable ranking; the default is [`Bm25fRanker`].
+//! * [`HybridRanker`]: the lexical ranking fused with sentence embeddings from any [`Embedder`]
+//!   (ranks by meaning as well as by words); `SentenceEmbedder` (feature `embeddings`) runs a
+//!   sentence-transformers model such as all-MiniLM-L6-v2 on the CPU.
 //!
 //! Text is split into words, names into parts (`getUserByID2` → get, user, by, id, 2), stop words
 //! are dropped and the rest stemmed (Snowball English); see [`terms`]. Matching is by whole terms
@@ -34,14 +37,20 @@
 
 mod analyze;
 mod corpus;
+mod dense;
 mod index;
 pub(crate) mod meta;
 mod rank;
+#[cfg(feature = "embeddings")]
+mod sentence;
 #[cfg(test)]
 mod tests;
 
 pub use analyze::terms;
 pub use corpus::{Corpus, Field, Posting, Query, QueryTerm, SearchDoc, TermId};
+pub use dense::{EmbedError, Embedder, EmbeddingRanker, HybridRanker, embedding_text};
 pub use index::{Hit, SearchIndex, SearchOptions, SearchPage};
 pub use meta::DeferredTools;
 pub use rank::{Bm25fRanker, Candidate, Ranker, Scorer};
+#[cfg(feature = "embeddings")]
+pub use sentence::SentenceEmbedder;

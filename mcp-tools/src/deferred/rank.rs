@@ -29,7 +29,8 @@ pub struct Candidate {
 /// [`SearchIndex::build`](super::SearchIndex::build) calls [`prepare`](Ranker::prepare) once with
 /// the analyzed [`Corpus`] (documents, vocabulary, postings, field lengths); the [`Scorer`] it
 /// returns then answers every query of that index. A ranker is configuration: keep one (e.g. in an
-/// `Arc<dyn Ranker>`) and prepare it again for each new catalog. An embeddings ranker would embed
+/// `Arc<dyn Ranker>`) and prepare it again for each new catalog. The rankers by meaning,
+/// [`HybridRanker`](super::HybridRanker) and [`EmbeddingRanker`](super::EmbeddingRanker), embed
 /// each document in `prepare` and the query text ([`Query::text`]) in [`Scorer::rank`].
 pub trait Ranker: Send + Sync {
     /// Precomputes what scoring needs for this corpus.
@@ -42,6 +43,12 @@ pub trait Scorer: Send + Sync {
     /// then applies the coverage threshold and the tag filter, sorts (score descending, then name)
     /// and pages.
     fn rank(&self, corpus: &Corpus, query: &Query<'_>, out: &mut Vec<Candidate>);
+
+    /// Whether a query takes long enough (milliseconds: running a model) that the server should
+    /// search on a blocking thread rather than on its async workers. Default `false`.
+    fn is_blocking(&self) -> bool {
+        false
+    }
 }
 
 /// BM25F: BM25 over several fields, each with its own weight and length normalisation, the

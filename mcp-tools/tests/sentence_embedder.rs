@@ -1,0 +1,139 @@
+//! `SentenceEmbedder` with a real model (the `embeddings` feature): all-MiniLM-L6-v2, fetched by
+//! `scripts/fetch-model.sh` into `.cache/models/all-MiniLM-L6-v2` (or the folder named by
+//! `MCP_TOOLS_MODEL`). Run with `bash scripts/test-embeddings.sh`, which fetches the model first.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use mcp_tools::deferred::{
+    Bm25fRanker, DeferredTools, Embedder, HybridRanker, SearchDoc, SearchIndex, SentenceEmbedder,
+};
+use mcp_tools::testing::TestClient;
+use mcp_tools::{Server, Tool, ToolResult};
+use serde_json::json;
+
+fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("MCP_TOOLS_MODEL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.cache/models/all-MiniLM-L6-v2")
+    });
+    assert!(
+        dir.join("model.safetensors").exists(),
+        "no model in {}: run `bash scripts/fetch-model.sh` (or set MCP_TOOLS_MODEL)",
+        dir.display()
+    );
+    dir
+}
+
+/// One model for every test (loading takes a moment).
+fn embedder() -> Arc<SentenceEmbedder> {
+    static MODEL: OnceLock<Arc<SentenceEmbedder>> = OnceLock::new();
+    MODEL.get_or_init(|| Arc::new(SentenceEmbedder::from_dir(model_dir()).expect("the model loads"))).clone()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn vectors_are_unit_length_and_independent_of_the_batch() {
+    let texts = [
+        "weather",
+        "What will the weather be like in Paris tomorrow afternoon?",
+        "Delete a file from the disk, after asking the user to confirm it, unless it is already gone.",
+    ];
+    let together = embedder().embed(&texts).unwrap();
+    assert_eq!(together.len(), 3);
+    for (text, vector) in texts.iter().zip(&together) {
+        assert_eq!(vector.len(), 384);
+        let norm = cosine(vector, vector).sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+        // Alone (no padding) and in a batch with longer texts (padded): the same vector.
+        let alone = embedder().embed(&[text]).unwrap().remove(0);
+        assert!(cosine(&alone, vector) > 0.9999, "{text}: {}", cosine(&alone, vector));
+    }
+    assert!(embedder().embed(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn close_meanings_are_close() {
+    let v = embedder()
+        .embed(&[
+            "Is it going to rain in Paris tomorrow?",
+            "get weather forecast: The weather forecast for a city.",
+            "delete file: Remove a file from the disk.",
+            "I need somewhere to sleep in Rome next week",
+            "search hotels: Find hotels and their room prices in a city.",
+        ])
+        .unwrap();
+    assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.2, "rain/forecast vs file");
+    assert!(cosine(&v[3], &v[4]) > cosine(&v[3], &v[1]) + 0.1, "sleep/hotels vs forecast");
+}
+
+fn catalog() -> Vec<SearchDoc> {
+    vec![
+        SearchDoc::new("search_hotels", "Find hotels and their room prices in a city."),
+        SearchDoc::new("get_weather_forecast", "The weather forecast for a city."),
+        SearchDoc::new("delete_file", "Remove a file from the disk."),
+        SearchDoc::new("send_email", "Send an email to a recipient."),
+        SearchDoc::new("book_flight", "Book a seat on a flight between two airports."),
+    ]
+}
+
+#[test]
+fn the_hybrid_ranker_finds_tools_that_share_no_word_with_the_request() {
+    let query = "I need somewhere to sleep in Rome next week";
+    let lexical = SearchIndex::build(catalog(), &Bm25fRanker::default());
+    assert_eq!(lexical.search(query, None, 5, 0).total, 0, "no word in common");
+    let hybrid = SearchIndex::build(catalog(), &HybridRanker::new(embedder()));
+    let page = hybrid.search(query, None, 5, 0);
+    assert_eq!(page.hits.first().map(|h| &*h.name), Some("search_hotels"));
+    // The words still decide when a request names its tool.
+    assert_eq!(&*hybrid.search("delete_file", None, 5, 0).hits[0].name, "delete_file");
+    // Nothing near in meaning or in words: no result.
+    assert_eq!(hybrid.search("chromodynamics of quarks", None, 5, 0).total, 0);
+}
+
+#[test]
+fn errors_name_the_file_at_fault() {
+    let missing = SentenceEmbedder::from_dir("/nonexistent/model").unwrap_err().to_string();
+    assert!(missing.contains("/nonexistent/model/config.json"), "{missing}");
+
+    let dir = std::env::temp_dir().join(format!("mcp-tools-model-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
+    for file in ["config.json", "tokenizer.json"] {
+        std::fs::copy(model_dir().join(file), dir.join(file)).unwrap();
+    }
+    let no_weights = SentenceEmbedder::from_dir(&dir).unwrap_err().to_string();
+    assert!(no_weights.contains("model.safetensors"), "{no_weights}");
+    std::fs::write(dir.join("1_Pooling/config.json"), r#"{"pooling_mode_max_tokens": true}"#).unwrap();
+    let pooling = SentenceEmbedder::from_dir(&dir).unwrap_err().to_string();
+    assert!(pooling.contains("only mean and CLS pooling"), "{pooling}");
+    std::fs::write(dir.join("config.json"), "{").unwrap();
+    let config = SentenceEmbedder::from_dir(&dir).unwrap_err().to_string();
+    assert!(config.contains("config.json"), "{config}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_tools_ranks_with_the_model_over_the_protocol() {
+    let mut builder =
+        Server::builder().defer_tools(DeferredTools::new().ranker(HybridRanker::new(embedder())));
+    for doc in catalog() {
+        let name = doc.name.clone();
+        builder =
+            builder.tool(Tool::new(doc.name, doc.description, json!({"type": "object"}), move |_, _| {
+                let name = name.clone();
+                async move { Ok(ToolResult::new().text(format!("{name} ran"))) }
+            }));
+    }
+    let server = builder.build().unwrap();
+    let client = TestClient::connect(&server).await;
+    let found = client
+        .call("search_tools", json!({"query": "I need somewhere to sleep in Rome next week"}))
+        .await
+        .unwrap();
+    assert!(!found.is_error(), "{}", found.text());
+    assert_eq!(found.structured().unwrap()["tools"][0]["name"], "search_hotels");
+    let called = client.call("call_tool", json!({"name": "search_hotels", "arguments": {}})).await.unwrap();
+    assert_eq!(called.text(), "search_hotels ran");
+}
