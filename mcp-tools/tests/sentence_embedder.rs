@@ -137,3 +137,19 @@ async fn search_tools_ranks_with_the_model_over_the_protocol() {
     let called = client.call("call_tool", json!({"name": "search_hotels", "arguments": {}})).await.unwrap();
     assert_eq!(called.text(), "search_hotels ran");
 }
+
+#[test]
+fn a_cache_file_is_reused_by_the_same_model_only() {
+    let model = embedder();
+    assert!(model.model_id().starts_with("bert "), "{}", model.model_id());
+    assert_eq!(SentenceEmbedder::from_dir(model_dir()).unwrap().model_id(), model.model_id(), "stable");
+    let file = std::env::temp_dir().join(format!("mcp-tools-vectors-{}.bin", std::process::id()));
+    let query = "I need somewhere to sleep in Rome next week";
+    let first = SearchIndex::build(catalog(), &HybridRanker::new(model.clone()).cache_file(&file));
+    let saved = std::fs::read(&file).unwrap();
+    assert!(saved.windows(model.model_id().len()).any(|w| w == model.model_id().as_bytes()));
+    let second = SearchIndex::build(catalog(), &HybridRanker::new(model).cache_file(&file));
+    assert_eq!(first.search(query, None, 5, 0), second.search(query, None, 5, 0));
+    assert_eq!(std::fs::read(&file).unwrap(), saved, "nothing changed, nothing rewritten");
+    std::fs::remove_file(&file).unwrap();
+}

@@ -45,6 +45,7 @@ pub struct SentenceEmbedder {
     tokenizer: Tokenizer,
     pooling: Pooling,
     device: Device,
+    id: String,
 }
 
 impl std::fmt::Debug for SentenceEmbedder {
@@ -107,7 +108,9 @@ impl SentenceEmbedder {
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
             .map_err(|e| format!("{}: {e}", weights.display()))?;
         let model = BertModel::load(vb, &config).map_err(|e| format!("{}: {e}", weights.display()))?;
-        Ok(SentenceEmbedder { model, tokenizer, pooling, device })
+        let id = fingerprint(&weights, &tokenizer_path, max_length, pooling)
+            .map_err(|e| format!("{}: {e}", weights.display()))?;
+        Ok(SentenceEmbedder { model, tokenizer, pooling, device, id })
     }
 
     fn batch(&self, texts: Vec<&str>) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -134,7 +137,33 @@ impl SentenceEmbedder {
     }
 }
 
+/// Identifies a model folder without reading all of it: the sizes of the weights and the
+/// tokenizer, 32 bytes from the middle of the weights (where two fine-tunings of one
+/// architecture differ), the sequence length and the pooling.
+fn fingerprint(
+    weights: &Path,
+    tokenizer: &Path,
+    max_length: usize,
+    pooling: Pooling,
+) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(weights)?;
+    let size = file.metadata()?.len();
+    file.seek(SeekFrom::Start(size / 2))?;
+    let mut sample = [0u8; 32];
+    let n = file.read(&mut sample)?;
+    let sample: String = sample[..n].iter().map(|b| format!("{b:02x}")).collect();
+    let tokenizer = std::fs::metadata(tokenizer)?.len();
+    Ok(format!("bert {size} {sample} tokenizer {tokenizer} max {max_length} {pooling:?}"))
+}
+
 impl Embedder for SentenceEmbedder {
+    /// A fingerprint of the folder: weights and tokenizer sizes, a sample of the weights,
+    /// the sequence length and the pooling.
+    fn model_id(&self) -> String {
+        self.id.clone()
+    }
+
     /// Unit vectors; texts are batched by length, so padding stays short.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut order: Vec<usize> = (0..texts.len()).collect();

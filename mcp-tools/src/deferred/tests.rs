@@ -416,3 +416,85 @@ fn a_changed_catalog_embeds_only_its_new_tools() {
     let _ = SearchIndex::build(with_hotels(), &ranker.clone());
     assert_eq!(count(), catalog().len() + 2);
 }
+
+/// `Concepts` under another model name.
+struct Renamed(Arc<Concepts>);
+
+impl Embedder for Renamed {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.0.embed(texts)
+    }
+
+    fn model_id(&self) -> String {
+        "concepts v2".into()
+    }
+}
+
+#[test]
+fn a_cache_file_spares_a_restarted_server_the_embedding() {
+    let dir = std::env::temp_dir().join(format!(
+        "mcp-tools-cache-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("vectors.bin");
+    let concepts = Arc::new(Concepts::default());
+    let count = || concepts.embedded.load(std::sync::atomic::Ordering::SeqCst);
+    let query = "lodging for tonight";
+
+    // First start: everything embedded, the file written.
+    let first = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let expected = names(&first.search(query, None, 10, 0)).join(" ");
+    assert_eq!(expected, "search_hotels");
+    assert_eq!(count(), with_hotels().len() + 1);
+    assert!(file.exists());
+
+    // A restart (a new ranker): nothing embedded but the query, the same results.
+    let second = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    assert_eq!(count(), with_hotels().len() + 1);
+    assert_eq!(names(&second.search(query, None, 10, 0)).join(" "), expected);
+
+    // A restart with one more tool: one embedding.
+    let mut more = with_hotels();
+    more.push(doc("book_room", "Book a hotel room."));
+    let _ = SearchIndex::build(more, &HybridRanker::new(concepts.clone()).cache_file(&file));
+    assert_eq!(count(), with_hotels().len() + 3);
+
+    // Another model ignores the file (and replaces it).
+    let other = HybridRanker::new(Renamed(concepts.clone())).cache_file(&file);
+    let _ = SearchIndex::build(with_hotels(), &other);
+    assert_eq!(count(), 2 * with_hotels().len() + 3);
+    let again = HybridRanker::new(Renamed(concepts.clone())).cache_file(&file);
+    let _ = SearchIndex::build(with_hotels(), &again);
+    assert_eq!(count(), 2 * with_hotels().len() + 3, "the file is now the new model's");
+
+    // A corrupt file is ignored: the search still works, and the file is rewritten.
+    std::fs::write(&file, b"mcp-tools embedding cache 1\n\xff\xff").unwrap();
+    let index = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    assert_eq!(names(&index.search(query, None, 10, 0)).join(" "), expected);
+    let rewritten = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let before = count();
+    assert_eq!(names(&rewritten.search(query, None, 10, 0)).join(" "), expected);
+    assert_eq!(count(), before + 1, "only the query was embedded");
+
+    // An unwritable place is no obstacle to searching.
+    let nowhere = HybridRanker::new(concepts.clone()).cache_file(dir.join("missing/dir/vectors.bin"));
+    let index = SearchIndex::build(with_hotels(), &nowhere);
+    assert_eq!(names(&index.search(query, None, 10, 0)).join(" "), expected);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn dot_products_of_any_length() {
+    for n in [0, 1, 7, 8, 9, 384, 385] {
+        let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let b: Vec<f32> = (0..n).map(|i| 1.0 - i as f32 * 0.25).collect();
+        let expected: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+        let got = super::dense::dot(&a, &b);
+        assert!(
+            (f64::from(got) - expected).abs() <= 1e-4 * expected.abs().max(1.0),
+            "{n}: {got} vs {expected}"
+        );
+    }
+}
