@@ -143,6 +143,27 @@ fn call_runs_the_tool_and_explains_failures() {
     assert!(direct.get("isError").is_none());
 }
 
+#[test]
+fn catalog_model_option_explains_what_is_missing() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/catalog.json");
+    let run =
+        |args: &[&str]| std::process::Command::new(example_binary("catalog")).args(args).output().unwrap();
+    let out = run(&[file, "--model", "/nowhere/model", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    #[cfg(not(feature = "embeddings"))]
+    assert!(stderr.contains("--model /nowhere/model: build with `--features embeddings`"), "{stderr}");
+    #[cfg(feature = "embeddings")]
+    assert!(stderr.contains("--model: /nowhere/model/config.json"), "{stderr}");
+    let out = run(&[file, "--model"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--model needs a directory"));
+    // Without the option: the lexical ranker, and the rest of the command line as before.
+    let out = run(&[file, "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("search_tools"));
+}
+
 mod in_process {
     use mcp_tools::deferred::{DeferredTools, EmbedError, Embedder, HybridRanker};
     use mcp_tools::testing::TestClient;
