@@ -139,50 +139,51 @@ impl Cached {
             }
         }
         let cache = &mut state.vectors;
-        let mut missing: Vec<&str> =
-            texts.iter().map(String::as_str).filter(|t| !cache.contains_key(*t)).collect();
-        missing.sort_unstable();
-        missing.dedup();
-        if !missing.is_empty() {
-            let embedded = self.embed(&missing)?;
-            if embedded.len() != missing.len() {
-                return Err(format!(
-                    "the embedder returned {} vectors for {} texts",
-                    embedded.len(),
-                    missing.len()
-                )
-                .into());
-            }
-            for (text, vector) in missing.iter().zip(embedded) {
-                cache.insert((*text).to_owned(), normalized(vector)?);
-            }
-        }
-        // Keep only this catalog's vectors.
-        let wanted: HashSet<&str> = texts.iter().map(String::as_str).collect();
-        let before = cache.len();
-        cache.retain(|text, _| wanted.contains(text.as_str()));
-        if let Some(file) = &self.file {
-            if !missing.is_empty() || cache.len() != before || !file.exists() {
-                if let Err(error) = write_vectors(file, &model, cache) {
-                    tracing::warn!(file = %file.display(), %error, "could not save the embedding cache");
+        // Twice at most: vectors of two lengths mean stale ones (from a file written by another
+        // embedder under the same model id); the second round embeds everything anew.
+        for second in [false, true] {
+            let mut missing: Vec<&str> =
+                texts.iter().map(String::as_str).filter(|t| !cache.contains_key(*t)).collect();
+            missing.sort_unstable();
+            missing.dedup();
+            if !missing.is_empty() {
+                let embedded = self.embed(&missing)?;
+                if embedded.len() != missing.len() {
+                    let (n, m) = (embedded.len(), missing.len());
+                    return Err(format!("the embedder returned {n} vectors for {m} texts").into());
+                }
+                for (text, vector) in missing.iter().zip(embedded) {
+                    cache.insert((*text).to_owned(), normalized(vector)?);
                 }
             }
-        }
-        let dim = texts.first().map_or(0, |t| cache[t.as_str()].len());
-        let mut data = Vec::with_capacity(dim * texts.len());
-        for text in &texts {
-            let vector = &cache[text.as_str()];
-            if vector.len() != dim {
-                return Err(format!(
-                    "the embedder returned vectors of {} and {} dimensions",
-                    dim,
-                    vector.len()
-                )
-                .into());
+            // Keep only this catalog's vectors.
+            let wanted: HashSet<&str> = texts.iter().map(String::as_str).collect();
+            let before = cache.len();
+            cache.retain(|text, _| wanted.contains(text.as_str()));
+            let dim = texts.first().map_or(0, |t| cache[t.as_str()].len());
+            if let Some(other) = texts.iter().map(|t| cache[t.as_str()].len()).find(|&n| n != dim) {
+                cache.clear();
+                if second {
+                    return Err(
+                        format!("the embedder returned vectors of {dim} and {other} dimensions").into()
+                    );
+                }
+                continue;
             }
-            data.extend_from_slice(vector);
+            if let Some(file) = &self.file {
+                if !missing.is_empty() || cache.len() != before || !file.exists() {
+                    if let Err(error) = write_vectors(file, &model, cache) {
+                        tracing::warn!(file = %file.display(), %error, "could not save the embedding cache");
+                    }
+                }
+            }
+            let mut data = Vec::with_capacity(dim * texts.len());
+            for text in &texts {
+                data.extend_from_slice(&cache[text.as_str()]);
+            }
+            return Ok(Vectors { dim, data });
         }
-        Ok(Vectors { dim, data })
+        unreachable!("the second round returns")
     }
 
     /// The unit vector of a query.

@@ -478,6 +478,21 @@ fn a_cache_file_spares_a_restarted_server_the_embedding() {
     assert_eq!(names(&rewritten.search(query, None, 10, 0)).join(" "), expected);
     assert_eq!(count(), before + 1, "only the query was embedded");
 
+    // A file of vectors of another length under the same (empty) model id: stale, replaced.
+    struct Short;
+    impl Embedder for Short {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            Ok(texts.iter().map(|t| vec![1.0, t.len() as f32]).collect())
+        }
+    }
+    let _ = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let mut more = with_hotels();
+    more.push(doc("book_room", "Book a hotel room."));
+    let short = SearchIndex::build(more, &HybridRanker::new(Short).cache_file(&file));
+    assert!(short.is_blocking(), "embedded anew rather than given up");
+    let again = SearchIndex::build(with_hotels(), &HybridRanker::new(Broken).cache_file(&file));
+    assert!(again.is_blocking(), "the file now holds the short vectors, every one needed");
+
     // An unwritable place is no obstacle to searching.
     let nowhere = HybridRanker::new(concepts.clone()).cache_file(dir.join("missing/dir/vectors.bin"));
     let index = SearchIndex::build(with_hotels(), &nowhere);
