@@ -64,9 +64,10 @@ impl SentenceEmbedder {
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<SentenceEmbedder, EmbedError> {
         let dir = dir.as_ref();
         let config_path = dir.join("config.json");
-        let config: Config = serde_json::from_value(read_json(&config_path)?)
+        let json = read_json(&config_path)?;
+        let max_positions = json["max_position_embeddings"].as_u64().unwrap_or(512);
+        let config: Config = serde_json::from_value(json)
             .map_err(|e| format!("{}: not a BERT configuration: {e}", config_path.display()))?;
-        let max_positions = read_json(&config_path)?["max_position_embeddings"].as_u64().unwrap_or(512);
         let mut max_length = 256;
         let sbert = dir.join("sentence_bert_config.json");
         if sbert.exists() {
