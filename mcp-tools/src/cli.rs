@@ -1,12 +1,14 @@
-//! The ready-made command line every server binary gets: serve stdio, `list`, `call`, `--help`.
+//! The ready-made command line every server binary gets: serve stdio, `list`, `call`, `--help`,
+//! `--http`; and the `run` methods that start it.
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::Server;
-use crate::testing::TestClient;
+use crate::server::{Server, ServerBuilder};
+use crate::transport::memory::Connection;
 
 const USAGE: &str = "\
 USAGE:
@@ -29,7 +31,7 @@ USAGE:
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
 
 /// Logs to stderr (stdout carries only protocol messages), filtered by `RUST_LOG`.
-pub(crate) fn init_logging() {
+fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
@@ -39,7 +41,69 @@ pub(crate) fn init_logging() {
         .try_init();
 }
 
-pub(crate) async fn run(server: &Server, args: Vec<String>) -> ExitCode {
+impl ServerBuilder {
+    /// The ready-made `main`: sets up logging to stderr (filter with `RUST_LOG`), builds the
+    /// server (printing every catalog problem and exiting with code 2 if there are any), and
+    /// runs [`Server::run`].
+    pub fn run(self) -> ExitCode {
+        init_logging();
+        match self.build() {
+            Ok(server) => server.run(),
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+impl Server {
+    /// Runs the ready-made command line (see [`run_cli`](Self::run_cli)) on this process's
+    /// arguments, on a new Tokio runtime; logs go to stderr (filter with `RUST_LOG`).
+    pub fn run(self) -> ExitCode {
+        self.run_with_args(std::env::args().skip(1))
+    }
+
+    /// Like [`run`](Self::run) with these arguments (without the program name), for binaries
+    /// that take arguments of their own first.
+    pub fn run_with_args<I, S>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        init_logging();
+        let args: Vec<String> = args.into_iter().map(Into::into).collect();
+        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("error: cannot start the async runtime: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let code = runtime.block_on(self.run_cli(args));
+        // Do not wait for a blocked stdin read to return.
+        runtime.shutdown_timeout(Duration::from_millis(100));
+        code
+    }
+
+    /// Runs the ready-made command line on `args` (without the program name):
+    ///
+    /// * no arguments: serve MCP over stdio;
+    /// * `list`: print the tools as the JSON that `tools/list` sends;
+    /// * `call NAME [JSON-ARGS]`: call a tool in-process and print the result (exit code 1 when
+    ///   it is an error result);
+    /// * `--http ADDR [OPTIONS]`: serve Streamable HTTP;
+    /// * `--help`, `--version`.
+    pub async fn run_cli<I, S>(&self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        run(self, args.into_iter().map(Into::into).collect()).await
+    }
+}
+
+async fn run(server: &Server, args: Vec<String>) -> ExitCode {
     let bin = std::env::args()
         .next()
         .and_then(|p| std::path::Path::new(&p).file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -88,21 +152,25 @@ async fn call(server: &Server, name: &str, arguments: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let client = TestClient::connect(server).await;
-    let result = client.call(name, arguments).await;
-    for notification in client.take_notifications().await {
+    let connection = Connection::open(server, None);
+    if let Err(e) = connection.initialize(json!({})).await {
+        eprintln!("error: the server refused to initialize: {}", e.message);
+        return ExitCode::from(2);
+    }
+    let result = connection.request("tools/call", json!({"name": name, "arguments": arguments})).await;
+    for notification in connection.take_notifications().await {
         eprintln!("{notification}");
     }
     match result {
         Ok(result) => {
-            print_json(result.json());
-            if result.is_error() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+            print_json(&result);
+            let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+            if is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS }
         }
         Err(e) => {
             eprintln!("error: {}", e.message);
-            let names = server.tool_names();
-            if server.inner.registry.load().get(name).is_none() {
-                eprintln!("the tools are: {}", names.join(", "));
+            if server.tool(name).is_none() {
+                eprintln!("the tools are: {}", server.tool_names().join(", "));
             }
             ExitCode::from(2)
         }
@@ -117,7 +185,7 @@ fn print_json(value: &Value) {
 
 #[cfg(feature = "http")]
 async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
-    let mut options = crate::HttpOptions::new();
+    let mut options = crate::transport::http::options::HttpOptions::new();
     let Some((addr, mut rest)) = args.split_first() else {
         eprintln!("error: --http needs an address (HOST:PORT or PORT)\n\n{usage}");
         return ExitCode::from(2);

@@ -41,47 +41,41 @@
 //! `deferred::SentenceEmbedder`, sentence embeddings on the CPU for
 //! [`deferred::HybridRanker`] (deferred search by meaning as well as by words).
 
-#![warn(missing_docs)]
+#![warn(missing_docs, missing_debug_implementations)]
 
-mod apps;
-mod call;
-mod catalog;
-mod cli;
-mod client;
-mod context;
-pub mod deferred;
-mod error;
-#[cfg(feature = "http")]
-mod http;
-mod prompt;
-mod protocol;
-mod registry;
-mod resource;
-mod result;
-pub mod schema;
-mod server;
-mod session;
-mod stdio;
-pub mod testing;
-mod tool;
-
+// The layers, lowest first; a file imports only its own layer or lower (tests/layers.rs checks
+// it). See ARCHITECTURE.md.
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+mod cli;
+mod context;
+pub mod deferred;
+mod dispatch;
+mod model;
+mod protocol;
+mod registry;
+mod server;
+pub mod testing;
+mod transport;
 
-pub use apps::{APP_MIME_TYPE, AppView, SKYBRIDGE_MIME_TYPE, Widget};
-pub use catalog::{CompletionRef, CompletionRequest};
-pub use client::{ClientError, Elicitation, ElicitationResponse, Root, SamplingRequest, SamplingResponse};
-pub use context::{Context, FromContext, HttpParts, LogLevel, State};
-pub use error::{BuildError, ToolError};
-#[cfg(feature = "http")]
-pub use http::HttpOptions;
-pub use prompt::{IntoPromptResult, Prompt, PromptArgument, PromptMessage, PromptResult};
+pub use context::link::ClientError;
+pub use context::{Context, FromContext, HttpParts, State};
+pub use model::apps::{APP_MIME_TYPE, AppView, SKYBRIDGE_MIME_TYPE, Widget};
+pub use model::client_requests::{Elicitation, ElicitationResponse, Root, SamplingRequest, SamplingResponse};
+pub use model::error::{BuildError, ToolError};
+pub use model::prompt::{IntoPromptResult, Prompt, PromptArgument, PromptMessage, PromptResult};
+pub use model::resource::{IntoContents, Resource, ResourceContents, ResourceRequest, ResourceTemplate};
+pub use model::result::{Content, EmbeddedResource, ToolOutput, ToolResult};
+#[doc(inline)]
+pub use model::schema;
+pub use model::tool::{Annotations, Args, Icon, Tool};
+pub use protocol::messages::LogLevel;
 pub use protocol::{Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
-pub use resource::{IntoContents, Resource, ResourceContents, ResourceRequest, ResourceTemplate};
-pub use result::{Content, EmbeddedResource, ToolOutput, ToolResult};
+pub use registry::catalog::{CompletionRef, CompletionRequest};
 pub use server::{Server, ServerBuilder, ToolInfo};
-pub use tool::{Annotations, Args, Icon, Tool};
+#[cfg(feature = "http")]
+pub use transport::http::options::HttpOptions;
 
 /// Turns an `async fn` into an MCP tool. See the [attribute reference](crate::docs::tool_attribute).
 pub use mcp_tools_macros::tool;

@@ -1,37 +1,35 @@
 //! [`ServerBuilder`] (identity, options, state, runtime tools) and [`Server`] (the built catalog,
-//! ready to serve over a transport or from the ready-made command line).
-
-use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
+//! ready to serve; the transports add their own `serve_*` methods, the command line `run`).
+//! This is where the optional parts join the path: deferred mode decides what `tools/list` shows.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::broadcast;
 
 use crate::__private::ToolRegistration;
-use crate::context::StateMap;
+use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
-use crate::registry::{Registry, ToolEntry};
-use crate::{BuildError, Implementation, Tool};
+use crate::dispatch::{ServerEvent, Shared};
+use crate::model::apps::AppView;
+use crate::model::error::BuildError;
+use crate::model::prompt::Prompt;
+use crate::model::resource::{Resource, ResourceTemplate};
+use crate::model::tool::{Annotations, Tool};
+use crate::protocol::Implementation;
+use crate::registry::build::{build_entries, runtime_entry};
+use crate::registry::catalog::{Catalog, CatalogBuilder, CompletionRequest};
+use crate::registry::tools::{Registry, ToolEntry};
 
 /// Default number of tools per `tools/list` page: large enough that most servers fit in one.
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
 /// Default limit on one incoming message.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
-
-/// A change every connected client hears about.
-#[derive(Clone, Debug)]
-pub(crate) enum ServerEvent {
-    ToolsChanged,
-    ResourcesChanged,
-    PromptsChanged,
-    ResourceUpdated(String),
-}
 
 /// The tools as configured, from which the served [`Registry`] is rebuilt on change.
 struct ToolSet {
@@ -39,42 +37,30 @@ struct ToolSet {
     disabled: HashSet<String>,
 }
 
-/// What every session of a server shares.
-pub(crate) struct ServerInner {
-    pub info: Implementation,
-    pub instructions: Option<String>,
-    /// The served catalog: read without locks on every call, replaced whole on change.
-    pub registry: ArcSwap<Registry>,
-    tool_set: Mutex<ToolSet>,
-    /// Resources, prompts, completion: replaced whole on change, like the tools.
-    pub catalog: ArcSwap<crate::catalog::Catalog>,
+/// What a running server changes its tools and catalog from.
+struct Changes {
+    tools: Mutex<ToolSet>,
     /// Serializes catalog changes so none is lost.
-    catalog_edit: Mutex<()>,
-    pub state: Arc<StateMap>,
-    pub events: broadcast::Sender<ServerEvent>,
-    pub page_size: usize,
-    /// Deferred mode, if on.
-    pub deferral: Option<Arc<DeferredTools>>,
-    pub max_message_bytes: usize,
-    pub shutdown_timeout: Duration,
-    pub client_request_timeout: Duration,
+    catalog: Mutex<()>,
+    page_size: usize,
+    deferral: Option<Arc<DeferredTools>>,
 }
 
-impl ServerInner {
-    /// The capabilities declared on `initialize`.
-    pub fn capabilities(&self) -> Value {
-        let mut capabilities = serde_json::json!({
-            "tools": {"listChanged": true},
-            "logging": {},
-        });
-        self.catalog.load().declare(&mut capabilities);
-        capabilities
-    }
-
-    fn rebuild_tools(&self, set: &ToolSet) {
-        let served = set.entries.iter().filter(|e| !set.disabled.contains(&*e.name)).cloned().collect();
-        self.registry.store(Arc::new(Registry::from_entries(served, self.page_size, self.deferral.as_ref())));
-        let _ = self.events.send(ServerEvent::ToolsChanged);
+/// The registry that serves `entries`: every tool listed, or, deferred, the meta-tools and the
+/// pinned tools listed and the rest reachable through them.
+fn registry_of(
+    mut entries: Vec<Arc<ToolEntry>>,
+    page_size: usize,
+    deferral: Option<&Arc<DeferredTools>>,
+) -> Registry {
+    match deferral {
+        None => Registry::listing_all(entries, page_size),
+        Some(deferral) => {
+            entries.sort_by(|a, b| a.name.cmp(&b.name));
+            let (meta_tools, listed) = deferral.plan(&entries);
+            entries.extend(meta_tools);
+            Registry::new(entries, &listed, page_size)
+        }
     }
 }
 
@@ -106,9 +92,9 @@ pub struct ServerBuilder {
     use_inventory: bool,
     tools: Vec<Tool>,
     state: StateMap,
-    pub(crate) catalog: crate::catalog::CatalogBuilder,
+    catalog: CatalogBuilder,
     deferral: Option<DeferredTools>,
-    views: Vec<crate::AppView>,
+    views: Vec<AppView>,
     page_size: usize,
     max_message_bytes: usize,
     shutdown_timeout: Duration,
@@ -123,7 +109,7 @@ impl Default for ServerBuilder {
             use_inventory: true,
             tools: Vec::new(),
             state: StateMap::default(),
-            catalog: crate::catalog::CatalogBuilder::default(),
+            catalog: CatalogBuilder::default(),
             deferral: None,
             views: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
@@ -169,19 +155,19 @@ impl ServerBuilder {
         self
     }
     /// Adds a runtime resource (replacing a `#[resource]` with the same URI).
-    pub fn resource(mut self, resource: crate::Resource) -> Self {
+    pub fn resource(mut self, resource: Resource) -> Self {
         self.catalog.resources.retain(|r| r.uri != resource.uri);
         self.catalog.resources.push(resource);
         self
     }
     /// Adds a runtime resource template (replacing one with the same URI template).
-    pub fn resource_template(mut self, template: crate::ResourceTemplate) -> Self {
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
         self.catalog.templates.retain(|t| t.template.source != template.template.source);
         self.catalog.templates.push(template);
         self
     }
     /// Adds a runtime prompt (replacing a `#[prompt]` with the same name).
-    pub fn prompt(mut self, prompt: crate::Prompt) -> Self {
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
         self.catalog.prompts.retain(|p| p.name != prompt.name);
         self.catalog.prompts.push(prompt);
         self
@@ -204,8 +190,8 @@ impl ServerBuilder {
     /// ```
     pub fn completer<F, Fut>(mut self, completer: F) -> Self
     where
-        F: Fn(crate::CompletionRequest, crate::Context) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Vec<String>> + Send + 'static,
+        F: Fn(CompletionRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
     {
         self.catalog.completer = Some(Arc::new(move |request, ctx| Box::pin(completer(request, ctx))));
         self
@@ -223,7 +209,7 @@ impl ServerBuilder {
     /// Serves an app view (its `ui://widget/{name}.html` resource and the OpenAI twin); link
     /// tools to it with [`AppView::tool_meta`](crate::AppView::tool_meta). `#[tool(widget = ...)]`
     /// registers its view by itself.
-    pub fn app_view(mut self, view: crate::AppView) -> Self {
+    pub fn app_view(mut self, view: AppView) -> Self {
         self.views.push(view);
         self
     }
@@ -266,9 +252,9 @@ impl ServerBuilder {
         } else {
             Vec::new()
         };
-        let entries = Registry::build_entries(&statics, &self.tools, &self.state).map_err(BuildError::new)?;
+        let entries = build_entries(&statics, &self.tools, &self.state).map_err(BuildError::new)?;
         // Views: those of #[tool(widget = ...)] functions, then runtime ones. One name, one view.
-        let mut views: Vec<crate::AppView> = Vec::new();
+        let mut views: Vec<AppView> = Vec::new();
         let mut problems = Vec::new();
         let declared = statics.iter().filter_map(|r| r.widget.map(|w| w.view()));
         for view in declared.chain(self.views) {
@@ -293,39 +279,42 @@ impl ServerBuilder {
         }
         let catalog = catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
         let deferral = self.deferral.map(Arc::new);
-        let registry = Registry::from_entries(entries.clone(), self.page_size, deferral.as_ref());
+        let registry = registry_of(entries.clone(), self.page_size, deferral.as_ref());
         let (events, _) = broadcast::channel(64);
         Ok(Server {
-            inner: Arc::new(ServerInner {
+            shared: Arc::new(Shared {
                 info: self.info,
                 instructions: self.instructions,
                 registry: ArcSwap::from_pointee(registry),
-                tool_set: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),
                 catalog: ArcSwap::from_pointee(catalog),
-                catalog_edit: Mutex::new(()),
                 state: Arc::new(self.state),
                 events,
-                page_size: self.page_size,
-                deferral,
                 max_message_bytes: self.max_message_bytes,
                 shutdown_timeout: self.shutdown_timeout,
                 client_request_timeout: self.client_request_timeout,
             }),
+            changes: Arc::new(Changes {
+                tools: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),
+                catalog: Mutex::new(()),
+                page_size: self.page_size,
+                deferral,
+            }),
         })
     }
+}
 
-    /// The ready-made `main`: sets up logging to stderr (filter with `RUST_LOG`), builds the
-    /// server (printing every catalog problem and exiting with code 2 if there are any), and
-    /// runs [`Server::run`].
-    pub fn run(self) -> ExitCode {
-        crate::cli::init_logging();
-        match self.build() {
-            Ok(server) => server.run(),
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::from(2)
-            }
-        }
+impl fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .field("inventory", &self.use_inventory)
+            .field("tools", &self.tools.iter().map(Tool::name).collect::<Vec<_>>())
+            .field("deferred", &self.deferral.is_some())
+            .field("page_size", &self.page_size)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("client_request_timeout", &self.client_request_timeout)
+            .finish_non_exhaustive()
     }
 }
 
@@ -348,13 +337,15 @@ pub struct ToolInfo {
     /// The advertised output schema, if any.
     pub output_schema: Option<Value>,
     /// Its behaviour hints.
-    pub annotations: crate::Annotations,
+    pub annotations: Annotations,
 }
 
 /// A built MCP server: a checked catalog and its options. Cheap to clone.
 #[derive(Clone)]
 pub struct Server {
-    pub(crate) inner: Arc<ServerInner>,
+    /// What the sessions read (the transports open sessions on it).
+    pub(crate) shared: Arc<Shared>,
+    changes: Arc<Changes>,
 }
 
 impl Server {
@@ -365,34 +356,42 @@ impl Server {
 
     /// The server's `serverInfo`.
     pub fn info(&self) -> &Implementation {
-        &self.inner.info
+        &self.shared.info
     }
 
     /// The names of all served tools, sorted.
     pub fn tool_names(&self) -> Vec<String> {
-        self.inner.registry.load().tools().iter().map(|t| t.name.to_string()).collect()
+        self.shared.registry.load().tools().iter().map(|t| t.name.to_string()).collect()
+    }
+
+    /// Rebuilds the served tools from `set` and tells every client.
+    fn publish_tools(&self, set: &ToolSet) {
+        let served = set.entries.iter().filter(|e| !set.disabled.contains(&*e.name)).cloned().collect();
+        let registry = registry_of(served, self.changes.page_size, self.changes.deferral.as_ref());
+        self.shared.registry.store(Arc::new(registry));
+        let _ = self.shared.events.send(ServerEvent::ToolsChanged);
     }
 
     /// Adds a runtime tool while serving, replacing any tool of the same name; every connected
     /// client is sent `notifications/tools/list_changed`.
     pub fn add_tool(&self, tool: Tool) -> Result<(), BuildError> {
-        let entry = Arc::new(crate::registry::runtime_entry(&tool).map_err(BuildError::new)?);
-        let mut set = self.inner.tool_set.lock().expect("tool set lock");
+        let entry = Arc::new(runtime_entry(&tool).map_err(BuildError::new)?);
+        let mut set = self.changes.tools.lock().expect("tool set lock");
         set.entries.retain(|e| e.name != entry.name);
         set.entries.push(entry);
-        self.inner.rebuild_tools(&set);
+        self.publish_tools(&set);
         Ok(())
     }
 
     /// Removes a tool while serving (a `#[tool]` or a runtime one); returns whether it existed.
     /// Clients are sent `notifications/tools/list_changed`.
     pub fn remove_tool(&self, name: &str) -> bool {
-        let mut set = self.inner.tool_set.lock().expect("tool set lock");
+        let mut set = self.changes.tools.lock().expect("tool set lock");
         let before = set.entries.len();
         set.entries.retain(|e| &*e.name != name);
         let removed = set.entries.len() != before;
         if removed {
-            self.inner.rebuild_tools(&set);
+            self.publish_tools(&set);
         }
         removed
     }
@@ -401,39 +400,35 @@ impl Server {
     /// listed and cannot be called. Returns whether the tool exists. Clients are sent
     /// `notifications/tools/list_changed` when this changes anything.
     pub fn set_tool_enabled(&self, name: &str, enabled: bool) -> bool {
-        let mut set = self.inner.tool_set.lock().expect("tool set lock");
+        let mut set = self.changes.tools.lock().expect("tool set lock");
         if !set.entries.iter().any(|e| &*e.name == name) {
             return false;
         }
         let changed = if enabled { set.disabled.remove(name) } else { set.disabled.insert(name.to_owned()) };
         if changed {
-            self.inner.rebuild_tools(&set);
+            self.publish_tools(&set);
         }
         true
     }
 
-    fn edit_catalog(
-        &self,
-        edit: impl FnOnce(&crate::catalog::Catalog) -> Option<crate::catalog::Catalog>,
-        event: ServerEvent,
-    ) -> bool {
-        let _guard = self.inner.catalog_edit.lock().expect("catalog lock");
-        let Some(changed) = edit(&self.inner.catalog.load()) else { return false };
-        self.inner.catalog.store(Arc::new(changed));
-        let _ = self.inner.events.send(event);
+    fn edit_catalog(&self, edit: impl FnOnce(&Catalog) -> Option<Catalog>, event: ServerEvent) -> bool {
+        let _guard = self.changes.catalog.lock().expect("catalog lock");
+        let Some(changed) = edit(&self.shared.catalog.load()) else { return false };
+        self.shared.catalog.store(Arc::new(changed));
+        let _ = self.shared.events.send(event);
         true
     }
 
     /// Adds a resource while serving (replacing one with the same URI); connected clients are
     /// sent `notifications/resources/list_changed`. (A server that had no resources at all when
     /// a client connected did not declare the `resources` capability to that client.)
-    pub fn add_resource(&self, resource: crate::Resource) {
+    pub fn add_resource(&self, resource: Resource) {
         self.edit_catalog(|c| Some(c.with_resource(resource)), ServerEvent::ResourcesChanged);
     }
 
     /// Adds a resource template while serving (replacing one with the same URI template);
     /// clients are sent `notifications/resources/list_changed`.
-    pub fn add_resource_template(&self, template: crate::ResourceTemplate) {
+    pub fn add_resource_template(&self, template: ResourceTemplate) {
         self.edit_catalog(|c| Some(c.with_template(template)), ServerEvent::ResourcesChanged);
     }
 
@@ -445,7 +440,7 @@ impl Server {
 
     /// Adds a prompt while serving (replacing one with the same name); clients are sent
     /// `notifications/prompts/list_changed`.
-    pub fn add_prompt(&self, prompt: crate::Prompt) {
+    pub fn add_prompt(&self, prompt: Prompt) {
         self.edit_catalog(|c| Some(c.with_prompt(prompt)), ServerEvent::PromptsChanged);
     }
 
@@ -458,13 +453,13 @@ impl Server {
     /// Tells the clients subscribed to `uri` that the resource changed
     /// (`notifications/resources/updated`).
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        let _ = self.inner.events.send(ServerEvent::ResourceUpdated(uri.into()));
+        let _ = self.shared.events.send(ServerEvent::ResourceUpdated(uri.into()));
     }
 
     /// What the server knows of one tool (including what `tools/list` does not send: its
     /// summary and tags), or `None` if there is no such tool.
     pub fn tool(&self, name: &str) -> Option<ToolInfo> {
-        let registry = self.inner.registry.load();
+        let registry = self.shared.registry.load();
         let entry = registry.get(name)?;
         Some(ToolInfo {
             name: entry.name.to_string(),
@@ -480,18 +475,18 @@ impl Server {
 
     /// The URIs of the fixed resources, sorted.
     pub fn resource_uris(&self) -> Vec<String> {
-        self.inner.catalog.load().resource_uris()
+        self.shared.catalog.load().resource_uris()
     }
 
     /// The names of the prompts, sorted.
     pub fn prompt_names(&self) -> Vec<String> {
-        self.inner.catalog.load().prompt_names()
+        self.shared.catalog.load().prompt_names()
     }
 
     /// What `tools/list` shows (every page), in one JSON value `{"tools": [...]}`. Deferred,
     /// that is the meta-tools and the pinned tools.
     pub fn tools_json(&self) -> Value {
-        let registry = self.inner.registry.load();
+        let registry = self.shared.registry.load();
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         while let Some(page) = registry.page(cursor.as_deref()) {
@@ -506,95 +501,13 @@ impl Server {
         }
         serde_json::json!({ "tools": tools })
     }
-
-    /// Serves MCP over this process's stdin and stdout until stdin ends.
-    pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        crate::stdio::serve(self, tokio::io::stdin(), tokio::io::stdout()).await
-    }
-
-    /// Serves MCP as newline-delimited JSON-RPC over any reader and writer (a pipe, a socket,
-    /// an in-memory duplex) until the reader ends.
-    pub async fn serve<R, W>(&self, reader: R, writer: W) -> std::io::Result<()>
-    where
-        R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
-        crate::stdio::serve(self, reader, writer).await
-    }
-
-    /// Runs the ready-made command line (see [`run_cli`](Self::run_cli)) on this process's
-    /// arguments, on a new Tokio runtime; logs go to stderr (filter with `RUST_LOG`).
-    pub fn run(self) -> ExitCode {
-        self.run_with_args(std::env::args().skip(1))
-    }
-
-    /// Like [`run`](Self::run) with these arguments (without the program name), for binaries
-    /// that take arguments of their own first.
-    pub fn run_with_args<I, S>(self, args: I) -> ExitCode
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        crate::cli::init_logging();
-        let args: Vec<String> = args.into_iter().map(Into::into).collect();
-        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("error: cannot start the async runtime: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        let code = runtime.block_on(self.run_cli(args));
-        // Do not wait for a blocked stdin read to return.
-        runtime.shutdown_timeout(Duration::from_millis(100));
-        code
-    }
-
-    /// Runs the ready-made command line on `args` (without the program name):
-    ///
-    /// * no arguments: serve MCP over stdio;
-    /// * `list`: print the tools as the JSON that `tools/list` sends;
-    /// * `call NAME [JSON-ARGS]`: call a tool in-process and print the result (exit code 1 when
-    ///   it is an error result);
-    /// * `--help`, `--version`.
-    pub async fn run_cli<I, S>(&self, args: I) -> ExitCode
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        crate::cli::run(self, args.into_iter().map(Into::into).collect()).await
-    }
 }
 
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Server")
-            .field("info", &self.inner.info)
+            .field("info", &self.shared.info)
             .field("tools", &self.tool_names())
             .finish_non_exhaustive()
-    }
-}
-
-/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM: the start of a graceful shutdown.
-pub(crate) async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = terminate => {}
     }
 }

@@ -22,32 +22,13 @@
 //! # }
 //! ```
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Value, json};
-use tokio::sync::{Mutex, mpsc};
 
-use crate::Server;
-use crate::session::{Origin, Outbound, Session};
-
-/// A JSON-RPC error answer.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RpcError {
-    /// The error code (e.g. -32602).
-    pub code: i64,
-    /// The error message.
-    pub message: String,
-}
-
-impl std::fmt::Display for RpcError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for RpcError {}
+use crate::server::Server;
+use crate::transport::memory::Connection;
+pub use crate::transport::memory::{Responder, RpcError};
 
 /// A `tools/call` result as a client sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,24 +63,10 @@ impl CallResult {
     }
 }
 
-struct Incoming {
-    queue: mpsc::UnboundedReceiver<Vec<u8>>,
-    answers: HashMap<i64, Value>,
-    notifications: Vec<Value>,
-}
-
 /// A client connected in-process to a [`Server`].
 pub struct TestClient {
-    session: Arc<Session>,
-    origin: Origin,
-    next_id: AtomicI64,
-    incoming: Mutex<Incoming>,
-    responder: Option<Arc<Responder>>,
+    connection: Connection,
 }
-
-/// Answers the server's requests to the client (`sampling/createMessage`, `elicitation/create`,
-/// `roots/list`, …): gets the method and params, returns the result or an error.
-pub type Responder = dyn Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync;
 
 impl TestClient {
     /// Connects and performs the `initialize` handshake (as client `mcp-tools-test`, declaring no
@@ -140,72 +107,44 @@ impl TestClient {
         capabilities: Value,
         responder: impl Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync + 'static,
     ) -> TestClient {
-        let mut client = Self::connect_uninitialized(server);
-        client.responder = Some(Arc::new(responder));
-        client.initialized(capabilities).await
+        let connection = Connection::open(server, Some(Arc::new(responder)));
+        TestClient { connection }.initialized(capabilities).await
     }
 
     async fn initialized(self, capabilities: Value) -> TestClient {
-        self.request(
-            "initialize",
-            json!({
-                "protocolVersion": crate::LATEST_PROTOCOL_VERSION,
-                "capabilities": capabilities,
-                "clientInfo": {"name": "mcp-tools-test", "version": env!("CARGO_PKG_VERSION")},
-            }),
-        )
-        .await
-        .expect("initialize succeeds");
-        self.notify("notifications/initialized", json!({}));
+        self.connection.initialize(capabilities).await.expect("initialize succeeds");
         self
     }
 
     /// Connects without the handshake (to test the lifecycle itself).
     pub fn connect_uninitialized(server: &Server) -> TestClient {
-        let (outbound, queue) = Outbound::channel();
-        let session = Session::new(server.inner.clone(), Some(outbound.clone()));
-        session.forward_events();
-        TestClient {
-            session,
-            origin: Origin::new(outbound),
-            next_id: AtomicI64::new(1),
-            incoming: Mutex::new(Incoming { queue, answers: HashMap::new(), notifications: Vec::new() }),
-            responder: None,
-        }
+        TestClient { connection: Connection::open(server, None) }
     }
 
     /// Sends a request and waits for its answer.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let id = self.send_request(method, params);
-        self.answer(id).await
+        self.connection.request(method, params).await
     }
 
     /// Sends a request without waiting; returns its id (see [`answer`](Self::answer)).
     pub fn send_request(&self, method: &str, params: Value) -> i64 {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.session.handle_message(message.to_string().as_bytes(), &self.origin);
-        id
+        self.connection.send_request(method, params)
     }
 
     /// Waits for the answer to request `id`, collecting notifications that arrive meanwhile.
     pub async fn answer(&self, id: i64) -> Result<Value, RpcError> {
-        let message = self.wait_for(|m| m.get("id") == Some(&json!(id))).await;
-        into_result(message)
+        self.connection.answer(id).await
     }
 
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) {
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.session.handle_message(message.to_string().as_bytes(), &self.origin);
+        self.connection.notify(method, params);
     }
 
     /// Sends raw bytes as one message and returns the first message that comes back.
     pub async fn send_raw(&self, message: &str) -> Value {
-        self.session.handle_message(message.as_bytes(), &self.origin);
-        let mut incoming = self.incoming.lock().await;
-        let bytes = incoming.queue.recv().await.expect("the session is open");
-        serde_json::from_slice(&bytes).expect("the server sends JSON")
+        self.connection.send(message);
+        self.connection.next_message().await
     }
 
     /// Every tool, following `nextCursor` across pages.
@@ -247,82 +186,18 @@ impl TestClient {
 
     /// The notifications received so far (drained).
     pub async fn take_notifications(&self) -> Vec<Value> {
-        let mut incoming = self.incoming.lock().await;
-        while let Ok(bytes) = incoming.queue.try_recv() {
-            let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
-            if !self.answer_server_request(&message) {
-                stash(&mut incoming, message);
-            }
-        }
-        std::mem::take(&mut incoming.notifications)
+        self.connection.take_notifications().await
     }
 
     /// Waits for the next notification named `method` (one already received counts) and
     /// returns it.
     pub async fn notification(&self, method: &str) -> Value {
-        {
-            let mut incoming = self.incoming.lock().await;
-            if let Some(i) = incoming.notifications.iter().position(|n| n["method"] == method) {
-                return incoming.notifications.remove(i);
-            }
-        }
-        self.wait_for(|m| m["method"] == method && m.get("id").is_none()).await
-    }
-
-    async fn wait_for(&self, wanted: impl Fn(&Value) -> bool) -> Value {
-        let mut incoming = self.incoming.lock().await;
-        if let Some(id) = incoming.answers.keys().copied().find(|id| wanted(&json!({"id": id}))) {
-            return incoming.answers.remove(&id).expect("present");
-        }
-        loop {
-            let bytes = incoming.queue.recv().await.expect("the session is open");
-            let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
-            if wanted(&message) {
-                return message;
-            }
-            if !self.answer_server_request(&message) {
-                stash(&mut incoming, message);
-            }
-        }
-    }
-
-    /// Answers a request from the server (with the responder, or "method not found").
-    fn answer_server_request(&self, message: &Value) -> bool {
-        let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str))
-        else {
-            return false;
-        };
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let outcome = match &self.responder {
-            Some(responder) => responder(method, &params),
-            None => {
-                Err(RpcError { code: -32601, message: format!("the test client does not answer {method}") })
-            }
-        };
-        let answer = match outcome {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
-        };
-        self.session.handle_message(answer.to_string().as_bytes(), &self.origin);
-        true
+        self.connection.notification(method).await
     }
 }
 
-fn stash(incoming: &mut Incoming, message: Value) {
-    match message.get("id").and_then(Value::as_i64) {
-        Some(id) if message.get("method").is_none() => {
-            incoming.answers.insert(id, message);
-        }
-        _ => incoming.notifications.push(message),
+impl std::fmt::Debug for TestClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestClient").finish_non_exhaustive()
     }
-}
-
-fn into_result(message: Value) -> Result<Value, RpcError> {
-    if let Some(error) = message.get("error") {
-        return Err(RpcError {
-            code: error["code"].as_i64().unwrap_or_default(),
-            message: error["message"].as_str().unwrap_or_default().to_owned(),
-        });
-    }
-    Ok(message.get("result").cloned().unwrap_or(Value::Null))
 }

@@ -50,7 +50,7 @@ fn class(c: char) -> Class {
     }
 }
 
-/// Reusable buffers of [`split`].
+/// Reusable buffers of [`Splitter::split`].
 #[derive(Default)]
 pub(crate) struct Splitter {
     part: String,

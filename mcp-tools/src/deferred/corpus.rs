@@ -222,6 +222,16 @@ pub struct Corpus {
     name_keys: Vec<Box<str>>,
 }
 
+impl std::fmt::Debug for Corpus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Corpus")
+            .field("docs", &self.docs.len())
+            .field("terms", &self.terms.len())
+            .field("postings", &self.postings.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Corpus {
     /// Analyzes `docs`.
     pub fn new(docs: Vec<SearchDoc>) -> Corpus {

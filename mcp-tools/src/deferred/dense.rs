@@ -194,10 +194,18 @@ impl Cached {
 
     /// The embedder's answer, a panic in it being an error like any other.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.embedder.embed(texts))).unwrap_or_else(
-            |panic| Err(format!("the embedder panicked: {}", crate::call::panic_message(&*panic)).into()),
-        )
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.embedder.embed(texts)))
+            .unwrap_or_else(|panic| Err(format!("the embedder panicked: {}", panic_message(&*panic)).into()))
     }
+}
+
+/// The message of a caught panic.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
 }
 
 /// The first line of a cache file.

@@ -14,9 +14,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::{Bm25fRanker, Ranker, SearchDoc, SearchIndex, SearchOptions};
-use crate::registry::{Handler, Origin, ToolEntry};
-use crate::{Annotations, Context, ToolResult};
+use super::corpus::SearchDoc;
+use super::index::{SearchIndex, SearchOptions};
+use super::rank::{Bm25fRanker, Ranker};
+use crate::context::Context;
+use crate::dispatch::call::call_entry;
+use crate::model::apps::{has_view, is_app_only};
+use crate::model::result::ToolResult;
+use crate::model::tool::Annotations;
+use crate::registry::tools::{DefinedAt, Handler, Listed, NativeHandler, ToolEntry};
 
 /// Serves a catalog deferred: pass it to
 /// [`ServerBuilder::defer_tools`](crate::ServerBuilder::defer_tools).
@@ -36,7 +42,7 @@ pub struct DeferredTools {
     default_limit: usize,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 struct MetaNames {
     search: String,
     describe: String,
@@ -108,76 +114,75 @@ impl DeferredTools {
     }
 }
 
+impl std::fmt::Debug for DeferredTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeferredTools")
+            .field("pinned", &self.pinned)
+            .field("names", &self.names)
+            .field("options", &self.options)
+            .field("default_limit", &self.default_limit)
+            .finish_non_exhaustive()
+    }
+}
+
 const MAX_LIMIT: usize = 50;
 const MAX_DESCRIBE: usize = 20;
 
-/// Which meta-tool a [`Handler::Meta`] entry is.
+/// Which meta-tool an entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MetaTool {
+enum MetaTool {
     Search,
     Describe,
     Call { read_only: bool },
 }
 
-/// The deferred part of a registry: the search index over the deferred tools.
-pub(crate) struct DeferredCatalog {
+/// The search side of a deferred catalog: the index over the deferred tools, which the
+/// meta-tools own.
+struct DeferredCatalog {
     index: SearchIndex,
     /// The indexed tools, in index order.
     docs: Vec<Arc<ToolEntry>>,
     config: Arc<DeferredTools>,
 }
 
-/// A tool meant for an app view only (`_meta.ui.visibility == ["app"]`): never offered to the
-/// model.
-pub(crate) fn is_app_only(entry: &ToolEntry) -> bool {
-    let visibility = entry.meta.as_ref().and_then(|m| m.get("ui")).and_then(|ui| ui.get("visibility"));
-    visibility.and_then(Value::as_array).is_some_and(|v| !v.iter().any(|x| x == "model"))
-}
-
-/// A tool linked to an app view: hosts discover views through `tools/list`, so it stays listed.
-fn has_view(entry: &ToolEntry) -> bool {
-    entry.meta.as_ref().is_some_and(|m| {
-        m.get("ui").and_then(|ui| ui.get("resourceUri")).is_some() || m.contains_key("ui/resourceUri")
-    })
-}
-
-/// How a deferred catalog is served: what `tools/list` shows (each with whether to mark it
-/// `alwaysLoad`), the meta-tools to add, and the search catalog.
-pub(crate) struct Plan {
-    pub listed: Vec<(Arc<ToolEntry>, bool)>,
-    pub meta_tools: Vec<Arc<ToolEntry>>,
-    pub catalog: DeferredCatalog,
-}
-
-pub(crate) fn plan(entries: &[Arc<ToolEntry>], config: &Arc<DeferredTools>) -> Plan {
-    let mut listed = Vec::new();
-    let mut docs = Vec::new();
-    for entry in entries {
-        let pinned = config.pinned.iter().any(|p| *p == *entry.name) || entry.defer == Some(false);
-        if pinned || has_view(entry) {
-            listed.push((entry.clone(), pinned));
+impl DeferredTools {
+    /// How these tools (sorted by name) are served deferred: the four meta-tools to add, which
+    /// own the search index over the tools, and what `tools/list` shows: the meta-tools, then the
+    /// pinned tools (marked `anthropic/alwaysLoad`) and the tools linked to a view.
+    pub(crate) fn plan(self: &Arc<Self>, entries: &[Arc<ToolEntry>]) -> (Vec<Arc<ToolEntry>>, Vec<Listed>) {
+        let mut listed = Vec::new();
+        let mut docs = Vec::new();
+        for entry in entries {
+            let pinned = self.pinned.iter().any(|p| *p == *entry.name) || entry.defer == Some(false);
+            if pinned {
+                listed.push(Listed { entry: entry.clone(), extra_meta: Some(always_load()) });
+            } else if has_view(entry.meta.as_ref()) {
+                listed.push(Listed::plain(entry.clone()));
+            }
+            if !is_app_only(entry.meta.as_ref()) {
+                docs.push(entry.clone());
+            }
         }
-        if !is_app_only(entry) {
-            docs.push(entry.clone());
-        }
+        let search_docs = docs
+            .iter()
+            .map(|e| {
+                SearchDoc::from_schema(
+                    e.name.to_string(),
+                    e.title.clone(),
+                    e.summary.clone(),
+                    e.description.clone(),
+                    e.tags.clone(),
+                    &e.input_schema,
+                )
+            })
+            .collect();
+        let index = SearchIndex::with_options(search_docs, &*self.ranker, self.options);
+        let catalog = Arc::new(DeferredCatalog { index, docs, config: self.clone() });
+        let meta_tools = meta_entries(&catalog);
+        let mut shown: Vec<Listed> = meta_tools.iter().cloned().map(Listed::plain).collect();
+        shown.extend(listed);
+        (meta_tools, shown)
     }
-    let search_docs = docs
-        .iter()
-        .map(|e| {
-            SearchDoc::from_schema(
-                e.name.to_string(),
-                e.title.clone(),
-                e.summary.clone(),
-                e.description.clone(),
-                e.tags.clone(),
-                &e.input_schema,
-            )
-        })
-        .collect();
-    let index = SearchIndex::with_options(search_docs, &*config.ranker, config.options);
-    let catalog = DeferredCatalog { index, docs, config: config.clone() };
-    let meta_tools = meta_entries(&catalog);
-    Plan { listed, meta_tools, catalog }
 }
 
 fn meta_entry(
@@ -187,26 +192,43 @@ fn meta_entry(
     output_schema: Option<Value>,
     annotations: Annotations,
     kind: MetaTool,
+    catalog: &Arc<DeferredCatalog>,
 ) -> Arc<ToolEntry> {
+    let catalog = catalog.clone();
+    let tool: Arc<str> = name.into();
+    let schema = Arc::new(input_schema);
+    let (own_name, own_schema) = (tool.clone(), schema.clone());
+    let handler: NativeHandler = Arc::new(move |arguments: &RawValue, ctx: Context| {
+        let decoded = decode(kind, arguments);
+        let (catalog, name, schema) = (catalog.clone(), own_name.clone(), own_schema.clone());
+        Box::pin(async move {
+            match decoded {
+                Ok(args) => run(&catalog, args, ctx).await,
+                Err(e) => ToolResult::error(format!(
+                    "Invalid arguments for `{name}`: {e}. Its input schema: {schema}"
+                )),
+            }
+        })
+    });
     Arc::new(ToolEntry {
-        name: name.into(),
+        name: tool,
         title: None,
         summary: description.lines().next().unwrap_or_default().to_owned(),
         description,
         tags: Vec::new(),
-        input_schema: Arc::new(input_schema),
+        input_schema: schema,
         output_schema: output_schema.map(Arc::new),
         annotations,
         meta: None,
         icons: Vec::new(),
         defer: Some(false),
         view: None,
-        handler: Handler::Meta(kind),
-        origin: Origin::Runtime,
+        handler: Handler::Native(handler),
+        defined_at: DefinedAt::Runtime,
     })
 }
 
-fn meta_entries(catalog: &DeferredCatalog) -> Vec<Arc<ToolEntry>> {
+fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
     let names = &catalog.config.names;
     let tags: Vec<&str> = catalog.index.tags().iter().map(|(t, _)| t.as_str()).collect();
     let count = catalog.docs.len();
@@ -255,6 +277,7 @@ fn meta_entries(catalog: &DeferredCatalog) -> Vec<Arc<ToolEntry>> {
         })),
         Annotations::new().read_only(true).idempotent(true).open_world(false).title("Search tools"),
         MetaTool::Search,
+        catalog,
     );
     let describe = meta_entry(
         &names.describe,
@@ -274,6 +297,7 @@ fn meta_entries(catalog: &DeferredCatalog) -> Vec<Arc<ToolEntry>> {
         None,
         Annotations::new().read_only(true).idempotent(true).open_world(false).title("Describe tools"),
         MetaTool::Describe,
+        catalog,
     );
     let call_schema = json!({
         "type": "object",
@@ -294,6 +318,7 @@ fn meta_entries(catalog: &DeferredCatalog) -> Vec<Arc<ToolEntry>> {
         None,
         Annotations::new().title("Call a tool"),
         MetaTool::Call { read_only: false },
+        catalog,
     );
     let call_read_only = meta_entry(
         &names.call_read_only,
@@ -305,6 +330,7 @@ fn meta_entries(catalog: &DeferredCatalog) -> Vec<Arc<ToolEntry>> {
         None,
         Annotations::new().read_only(true).title("Call a read-only tool"),
         MetaTool::Call { read_only: true },
+        catalog,
     );
     vec![search, describe, call, call_read_only]
 }
@@ -345,47 +371,42 @@ struct Found<'a> {
     tags: &'a [String],
 }
 
-/// Runs a meta-tool.
-pub(crate) async fn run(kind: MetaTool, entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> ToolResult {
-    let registry = ctx.parts().session.server.registry.load_full();
-    let Some(catalog) = registry.deferred() else {
-        return ToolResult::error("this server does not defer its tools");
-    };
-    // A ranker that runs a model takes milliseconds a query: off the async workers with it.
-    let blocking = catalog.index.is_blocking();
-    let decoded = match kind {
-        MetaTool::Search => match serde_json::from_str::<SearchArgs>(arguments.get()) {
-            Ok(a) if blocking => Ok(off_runtime(registry.clone(), move |c| search(c, a)).await),
-            Ok(a) => Ok(search(catalog, a)),
-            Err(e) => Err(e),
-        },
-        MetaTool::Describe => match serde_json::from_str::<DescribeArgs>(arguments.get()) {
-            Ok(a) if blocking => Ok(off_runtime(registry.clone(), move |c| describe(c, a)).await),
-            Ok(a) => Ok(describe(catalog, a)),
-            Err(e) => Err(e),
-        },
-        MetaTool::Call { read_only } => match serde_json::from_str::<CallArgs>(arguments.get()) {
-            Ok(a) => return call(catalog, read_only, a, ctx).await,
-            Err(e) => Err(e),
-        },
-    };
-    decoded.unwrap_or_else(|e| {
-        ToolResult::error(format!(
-            "Invalid arguments for `{}`: {e}. Its input schema: {}",
-            entry.name, entry.input_schema
-        ))
+/// A meta-tool's decoded arguments.
+enum MetaArgs {
+    Search(SearchArgs),
+    Describe(DescribeArgs),
+    Call { read_only: bool, args: CallArgs },
+}
+
+fn decode(kind: MetaTool, arguments: &RawValue) -> Result<MetaArgs, serde_json::Error> {
+    Ok(match kind {
+        MetaTool::Search => MetaArgs::Search(serde_json::from_str(arguments.get())?),
+        MetaTool::Describe => MetaArgs::Describe(serde_json::from_str(arguments.get())?),
+        MetaTool::Call { read_only } => {
+            MetaArgs::Call { read_only, args: serde_json::from_str(arguments.get())? }
+        }
     })
 }
 
-/// Runs `f` over the registry's deferred catalog on a blocking thread.
+/// Runs a meta-tool.
+async fn run(catalog: &Arc<DeferredCatalog>, args: MetaArgs, ctx: Context) -> ToolResult {
+    // A ranker that runs a model takes milliseconds a query: off the async workers with it.
+    let blocking = catalog.index.is_blocking();
+    match args {
+        MetaArgs::Search(a) if blocking => off_runtime(catalog.clone(), move |c| search(c, a)).await,
+        MetaArgs::Search(a) => search(catalog, a),
+        MetaArgs::Describe(a) if blocking => off_runtime(catalog.clone(), move |c| describe(c, a)).await,
+        MetaArgs::Describe(a) => describe(catalog, a),
+        MetaArgs::Call { read_only, args } => call(catalog, read_only, args, ctx).await,
+    }
+}
+
+/// Runs `f` over the catalog on a blocking thread.
 async fn off_runtime(
-    registry: Arc<crate::registry::Registry>,
+    catalog: Arc<DeferredCatalog>,
     f: impl FnOnce(&DeferredCatalog) -> ToolResult + Send + 'static,
 ) -> ToolResult {
-    let task = tokio::task::spawn_blocking(move || match registry.deferred() {
-        Some(catalog) => f(catalog),
-        None => ToolResult::error("this server does not defer its tools"),
-    });
+    let task = tokio::task::spawn_blocking(move || f(&catalog));
     task.await.unwrap_or_else(|e| ToolResult::error(format!("the search failed: {e}")))
 }
 
@@ -503,7 +524,7 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
         ));
     }
     let arguments = args.arguments.unwrap_or_else(|| RawValue::from_string("{}".into()).expect("valid JSON"));
-    let result = crate::call::call_entry(&entry, &arguments, ctx).await;
+    let result = call_entry(&entry, &arguments, ctx).await;
     if result.is_error() {
         // Give the model what it needs to fix the call in one retry.
         return result.text(format!("The input schema of `{}` is: {}", entry.name, entry.input_schema));
@@ -511,9 +532,7 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
     result
 }
 
-/// `_meta` with `anthropic/alwaysLoad: true` added.
-pub(crate) fn always_load(meta: Option<&Map<String, Value>>) -> Map<String, Value> {
-    let mut meta = meta.cloned().unwrap_or_default();
-    meta.insert("anthropic/alwaysLoad".into(), Value::Bool(true));
-    meta
+/// The `_meta` entry of a pinned tool: `anthropic/alwaysLoad: true`.
+fn always_load() -> Map<String, Value> {
+    Map::from_iter([("anthropic/alwaysLoad".to_owned(), Value::Bool(true))])
 }

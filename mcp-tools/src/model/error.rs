@@ -74,13 +74,6 @@ impl ToolError {
     pub fn source_error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
         self.source.as_deref()
     }
-
-    pub(crate) fn into_result(self, tool: &str) -> crate::ToolResult {
-        if let Some(source) = &self.source {
-            tracing::warn!(tool, error = %source, "tool failed: {}", self.message);
-        }
-        crate::ToolResult::error(self.message.into_owned())
-    }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {

@@ -1,106 +1,63 @@
-//! One client connection: decodes each message, applies the lifecycle, routes by method, runs
-//! requests concurrently, sends requests to the client and matches their answers. Transports
-//! hand it messages together with the [`Outbound`] queue that answers (and the messages related
-//! to a request: progress, logs, server→client requests) must go to; it knows nothing of stdio
-//! or HTTP.
+//! One client connection: decodes each message, applies the lifecycle, routes by method (one
+//! `match` over [`Method`]), runs requests concurrently, and matches the client's answers to the
+//! server's own requests. Transports hand it messages together with the [`Origin`] whose queue
+//! answers (and the messages related to a request: progress, logs, server→client requests) go
+//! to; it knows nothing of stdio or HTTP.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::call::call_entry;
-use crate::context::{HttpParts, Peer};
-use crate::protocol::{
-    CallToolParams, CancelledParams, INVALID_REQUEST, InitializeParams, METHOD_NOT_FOUND, PARSE_ERROR,
-    PaginatedParams, RawMessage, RequestId, RequestMeta, RpcError, SetLevelParams, encode_error,
-    encode_notification, encode_result, parse_id,
+use super::call::call_entry;
+use super::methods::{self, Answer, Method};
+use super::{Origin, Received, ServerEvent, Shared};
+use crate::context::link::{ClientLink, RequestLink, Unreachable};
+use crate::context::peer::{Outbound, Peer};
+use crate::context::{CallParts, Context};
+use crate::protocol::jsonrpc::{
+    ErrorObject, RawMessage, decode_params, encode_error, encode_notification, encode_result, parse_id,
 };
-use crate::server::{ServerEvent, ServerInner};
-use crate::{ClientError, Context, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
-
-/// A queue of encoded messages (one JSON text each, no newline) going to the client.
-#[derive(Clone)]
-pub(crate) struct Outbound(mpsc::UnboundedSender<Vec<u8>>);
-
-impl Outbound {
-    pub fn channel() -> (Outbound, mpsc::UnboundedReceiver<Vec<u8>>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Outbound(tx), rx)
-    }
-    /// Queues a message; a closed connection drops it silently.
-    pub fn send(&self, message: Vec<u8>) {
-        let _ = self.0.send(message);
-    }
-    pub fn is_closed(&self) -> bool {
-        self.0.is_closed()
-    }
-}
-
-/// What a message turned out to be, so a transport can choose its answer (HTTP: 202 for
-/// notifications and responses).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Received {
-    /// A request: its answer will be sent on the reply queue.
-    Request,
-    /// A notification or a response to a server→client request: nothing will be sent.
-    Notification,
-    /// Not a valid message: an error answer was sent on the reply queue.
-    Invalid,
-}
-
-/// Ends the current connection of a resumable SSE stream; true if there was one.
-pub(crate) type CloseStream = Arc<dyn Fn() -> bool + Send + Sync>;
-
-/// Where a message came from: the queue its answers go to, HTTP request facts, and how to
-/// close its SSE stream (resumable HTTP streams only).
-#[derive(Clone)]
-pub(crate) struct Origin {
-    pub reply: Outbound,
-    pub http: Option<Arc<HttpParts>>,
-    pub close: Option<CloseStream>,
-}
-
-impl Origin {
-    pub fn new(reply: Outbound) -> Self {
-        Origin { reply, http: None, close: None }
-    }
-}
+use crate::protocol::messages::{
+    CallToolParams, CancelledParams, InitializeParams, ProgressToken, RequestMeta, SetLevelParams,
+};
+use crate::protocol::{
+    INTERNAL_ERROR, INVALID_REQUEST, LATEST_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, RequestId,
+    SUPPORTED_PROTOCOL_VERSIONS,
+};
 
 pub(crate) struct Session {
-    pub(crate) server: Arc<ServerInner>,
+    shared: Arc<Shared>,
     /// Where messages unrelated to any request go (list changes, resource updates): stdio's
     /// single queue, or an HTTP session's GET stream while one is open.
     standalone: Mutex<Option<Outbound>>,
     /// Set by `initialize`; requests other than `ping` need it.
     peer: OnceLock<Arc<Peer>>,
-    /// A stateless HTTP session cannot receive answers to server→client requests.
-    stateless: bool,
+    /// How calls ask the client something.
+    client: Arc<dyn ClientLink>,
+    /// The server→client requests awaiting an answer (`None`: a stateless session sends none).
+    requests: Option<Arc<RequestLink>>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
-    /// Server→client requests awaiting their answer, by id.
-    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
-    next_request_id: AtomicI64,
     /// Resource URIs this client subscribed to.
-    pub(crate) subscriptions: Mutex<HashSet<String>>,
+    subscriptions: Mutex<HashSet<String>>,
     tasks: TaskTracker,
     closed: CancellationToken,
 }
 
 impl Session {
-    pub fn new(server: Arc<ServerInner>, standalone: Option<Outbound>) -> Arc<Session> {
-        Arc::new(Self::with(server, standalone, false))
+    pub fn new(shared: Arc<Shared>, standalone: Option<Outbound>) -> Arc<Session> {
+        let requests = Arc::new(RequestLink::new(shared.client_request_timeout));
+        Arc::new(Self::with(shared, standalone, Some(requests)))
     }
 
     /// A session that needs no `initialize` (stateless HTTP: every request stands alone).
-    pub fn new_stateless(server: Arc<ServerInner>, protocol_version: Option<&str>) -> Arc<Session> {
-        let session = Self::with(server, None, true);
+    pub fn new_stateless(shared: Arc<Shared>, protocol_version: Option<&str>) -> Arc<Session> {
+        let session = Self::with(shared, None, None);
         let mut peer = Peer::new();
         if let Some(v) = protocol_version.filter(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(v)) {
             peer.protocol_version = v.to_owned();
@@ -109,24 +66,28 @@ impl Session {
         Arc::new(session)
     }
 
-    fn with(server: Arc<ServerInner>, standalone: Option<Outbound>, stateless: bool) -> Session {
+    fn with(
+        shared: Arc<Shared>,
+        standalone: Option<Outbound>,
+        requests: Option<Arc<RequestLink>>,
+    ) -> Session {
+        let client: Arc<dyn ClientLink> = match &requests {
+            Some(link) => link.clone(),
+            None => {
+                Arc::new(Unreachable("requests to the client need a session; this server runs stateless"))
+            }
+        };
         Session {
-            server,
+            shared,
             standalone: Mutex::new(standalone),
             peer: OnceLock::new(),
-            stateless,
+            client,
+            requests,
             in_flight: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashMap::new()),
-            next_request_id: AtomicI64::new(1),
             subscriptions: Mutex::new(HashSet::new()),
             tasks: TaskTracker::new(),
             closed: CancellationToken::new(),
         }
-    }
-
-    /// Whether this is a stateless HTTP session (no requests to the client possible).
-    pub fn is_stateless(&self) -> bool {
-        self.stateless
     }
 
     pub fn is_initialized(&self) -> bool {
@@ -148,15 +109,15 @@ impl Session {
         for (_, token) in self.in_flight.lock().expect("in-flight lock").drain() {
             token.cancel();
         }
-        for (_, waiter) in self.pending.lock().expect("pending lock").drain() {
-            let _ = waiter.send(Err(ClientError::Disconnected));
+        if let Some(requests) = &self.requests {
+            requests.close();
         }
     }
 
     /// Waits (at most the server's shutdown timeout) for running requests to finish.
     pub async fn drain(&self) {
         self.tasks.close();
-        if tokio::time::timeout(self.server.shutdown_timeout, self.tasks.wait()).await.is_err() {
+        if tokio::time::timeout(self.shared.shutdown_timeout, self.tasks.wait()).await.is_err() {
             tracing::warn!(
                 running = self.tasks.len(),
                 "shutting down with requests still running; their answers are dropped"
@@ -167,7 +128,7 @@ impl Session {
     /// Forwards server-wide events (list changes, resource updates) to this client's standalone
     /// queue until the session closes.
     pub fn forward_events(self: &Arc<Self>) {
-        let mut events = self.server.events.subscribe();
+        let mut events = self.shared.events.subscribe();
         let session = Arc::downgrade(self);
         let closed = self.closed.clone();
         tokio::spawn(async move {
@@ -216,7 +177,7 @@ impl Session {
         origin.reply.send(encode_result(id, result));
     }
 
-    fn reply_error(origin: &Origin, id: Option<&RequestId>, error: RpcError) {
+    fn reply_error(origin: &Origin, id: Option<&RequestId>, error: ErrorObject) {
         tracing::debug!(?id, code = error.code, message = %error.message, "error response");
         origin.reply.send(encode_error(id, &error));
     }
@@ -226,11 +187,11 @@ impl Session {
         Self::reply_error(
             origin,
             None,
-            RpcError::new(
+            ErrorObject::new(
                 INVALID_REQUEST,
                 format!(
                     "message of {length} bytes exceeds this server's limit of {} bytes; it was discarded",
-                    self.server.max_message_bytes
+                    self.shared.max_message_bytes
                 ),
             ),
         );
@@ -250,20 +211,22 @@ impl Session {
             Self::reply_error(
                 origin,
                 id.as_ref(),
-                RpcError::new(INVALID_REQUEST, "not JSON-RPC 2.0: \"jsonrpc\" must be \"2.0\""),
+                ErrorObject::new(INVALID_REQUEST, "not JSON-RPC 2.0: \"jsonrpc\" must be \"2.0\""),
             );
             return Received::Invalid;
         }
         let Some(method) = message.method.as_deref() else {
             if message.result.is_some() || message.error.is_some() {
-                self.handle_response(message.id, message.result, message.error);
+                if let Some(requests) = &self.requests {
+                    requests.resolve(message.id, message.result, message.error);
+                }
                 return Received::Notification;
             }
             let id = message.id.and_then(parse_id);
             Self::reply_error(
                 origin,
                 id.as_ref(),
-                RpcError::new(INVALID_REQUEST, "a message needs a \"method\" (or a \"result\"/\"error\")"),
+                ErrorObject::new(INVALID_REQUEST, "a message needs a \"method\" (or a \"result\"/\"error\")"),
             );
             return Received::Invalid;
         };
@@ -275,34 +238,12 @@ impl Session {
             Self::reply_error(
                 origin,
                 None,
-                RpcError::new(INVALID_REQUEST, "a request id must be a string or an integer"),
+                ErrorObject::new(INVALID_REQUEST, "a request id must be a string or an integer"),
             );
             return Received::Invalid;
         };
         self.handle_request(id, method, message.params, origin);
         Received::Request
-    }
-
-    fn handle_response(&self, id: Option<&RawValue>, result: Option<&RawValue>, error: Option<&RawValue>) {
-        let Some(id) = id.and_then(|raw| serde_json::from_str::<i64>(raw.get()).ok()) else {
-            return tracing::debug!("ignoring a response whose id this server never used");
-        };
-        let Some(waiter) = self.pending.lock().expect("pending lock").remove(&id) else {
-            return tracing::debug!(id, "ignoring a response to an unknown or finished request");
-        };
-        let outcome = match (result, error) {
-            (Some(result), _) => serde_json::from_str(result.get())
-                .map_err(|e| ClientError::Malformed(format!("the client's result is not JSON: {e}"))),
-            (None, Some(error)) => {
-                let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
-                Err(ClientError::Rejected {
-                    code: error["code"].as_i64().unwrap_or_default(),
-                    message: error["message"].as_str().unwrap_or("(no message)").to_owned(),
-                })
-            }
-            (None, None) => Err(ClientError::Malformed("a response with neither result nor error".into())),
-        };
-        let _ = waiter.send(outcome);
     }
 
     fn handle_notification(&self, method: &str, params: Option<&RawValue>) {
@@ -329,85 +270,105 @@ impl Session {
         }
     }
 
+    /// Routes a request: the lifecycle first, then one arm per method.
     fn handle_request(
         self: &Arc<Self>,
         id: RequestId,
-        method: &str,
+        name: &str,
         params: Option<&RawValue>,
         origin: &Origin,
     ) {
-        match method {
-            "initialize" => return self.initialize(id, params, origin),
-            "ping" => return Self::reply(origin, &id, &json!({})),
-            _ => {}
-        }
-        let Some(peer) = self.peer.get().cloned() else {
-            let known = matches!(
-                method,
-                "tools/list"
-                    | "tools/call"
-                    | "logging/setLevel"
-                    | "resources/list"
-                    | "resources/read"
-                    | "resources/templates/list"
-                    | "resources/subscribe"
-                    | "resources/unsubscribe"
-                    | "prompts/list"
-                    | "prompts/get"
-                    | "completion/complete"
+        let Some(method) = Method::from_name(name) else {
+            return Self::reply_error(
+                origin,
+                Some(&id),
+                ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: `{name}`")),
             );
-            let error = if known {
-                RpcError::new(
-                    INVALID_REQUEST,
-                    format!("`{method}` before `initialize`: initialize the session first"),
-                )
-            } else {
-                RpcError::new(METHOD_NOT_FOUND, format!("method not found: `{method}`"))
-            };
-            return Self::reply_error(origin, Some(&id), error);
         };
-        match method {
-            "tools/call" => self.call_tool(id, params, peer, origin),
-            "tools/list" => {
-                let cursor = match decode_params::<PaginatedParams>(params) {
-                    Ok(p) => p.cursor,
-                    Err(e) => return Self::reply_error(origin, Some(&id), e),
-                };
-                let registry = self.server.registry.load();
-                match registry.page(cursor.as_deref()) {
-                    Some(page) => Self::reply(origin, &id, page),
-                    None => Self::reply_error(
-                        origin,
-                        Some(&id),
-                        RpcError::invalid_params(format!("invalid cursor {:?}", cursor.unwrap_or_default())),
+        let peer = match self.peer.get() {
+            Some(peer) => peer.clone(),
+            None if method.before_initialize() => Arc::new(Peer::new()),
+            None => {
+                return Self::reply_error(
+                    origin,
+                    Some(&id),
+                    ErrorObject::new(
+                        INVALID_REQUEST,
+                        format!("`{name}` before `initialize`: initialize the session first"),
                     ),
-                }
+                );
             }
-            "logging/setLevel" => match decode_params::<SetLevelParams>(params) {
+        };
+        // Methods of a capability this server did not declare are unknown to it.
+        let catalog = self.shared.catalog.load();
+        if method.in_catalog() && !catalog.declares(name) {
+            return Self::reply_error(
+                origin,
+                Some(&id),
+                ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: `{name}`")),
+            );
+        }
+        match method {
+            Method::Initialize => self.initialize(id, params, origin),
+            Method::Ping => Self::reply(origin, &id, &json!({})),
+            Method::ToolsList => match methods::list_tools(&self.shared.registry.load(), params) {
+                Ok(page) => Self::reply(origin, &id, page),
+                Err(e) => Self::reply_error(origin, Some(&id), e),
+            },
+            Method::ToolsCall => self.call_tool(id, params, peer, origin),
+            Method::SetLogLevel => match decode_params::<SetLevelParams>(params) {
                 Ok(p) => {
                     peer.set_log_level(p.level);
                     Self::reply(origin, &id, &json!({}));
                 }
                 Err(e) => Self::reply_error(origin, Some(&id), e),
             },
-            other => {
-                let params: Option<Box<RawValue>> = params.map(ToOwned::to_owned);
-                let progress_token = params
-                    .as_deref()
-                    .and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok())
-                    .and_then(|m| m.meta)
-                    .and_then(|m| m.progress_token);
-                let ctx = self.context(id.clone(), other.into(), progress_token, peer, origin);
-                let cancel = ctx.cancellation_token();
-                let Some(future) = crate::catalog::route(self, other, params, ctx) else {
-                    return Self::reply_error(
-                        origin,
-                        Some(&id),
-                        RpcError::new(METHOD_NOT_FOUND, format!("method not found: `{other}`")),
-                    );
-                };
-                self.spawn_request(id, origin.clone(), cancel, future);
+            Method::ResourcesList => Self::reply(origin, &id, &*methods::list_resources(&catalog)),
+            Method::ResourceTemplatesList => {
+                Self::reply(origin, &id, &*methods::list_resource_templates(&catalog))
             }
+            Method::ResourcesRead => {
+                let ctx = self.context(id.clone(), name.into(), progress_token(params), peer, origin);
+                self.run(id, origin, methods::read_resource(&catalog, params, ctx.clone()), ctx);
+            }
+            Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+                match methods::subscription_uri(params) {
+                    Ok(uri) => {
+                        let mut subscriptions = self.subscriptions.lock().expect("subscriptions lock");
+                        if method == Method::ResourcesSubscribe {
+                            subscriptions.insert(uri);
+                        } else {
+                            subscriptions.remove(&uri);
+                        }
+                        drop(subscriptions);
+                        Self::reply(origin, &id, &json!({}));
+                    }
+                    Err(e) => Self::reply_error(origin, Some(&id), e),
+                }
+            }
+            Method::PromptsList => Self::reply(origin, &id, &*methods::list_prompts(&catalog)),
+            Method::PromptsGet => {
+                let ctx = self.context(id.clone(), name.into(), progress_token(params), peer, origin);
+                self.run(id, origin, methods::get_prompt(&catalog, params, ctx.clone()), ctx);
+            }
+            Method::Complete => {
+                let ctx = self.context(id.clone(), name.into(), progress_token(params), peer, origin);
+                self.run(id, origin, methods::complete(&catalog, params, ctx.clone()), ctx);
+            }
+        }
+    }
+
+    /// Runs a method's answer concurrently, or answers at once with its error.
+    fn run(
+        self: &Arc<Self>,
+        id: RequestId,
+        origin: &Origin,
+        answer: Result<Answer, ErrorObject>,
+        ctx: Context,
+    ) {
+        match answer {
+            Ok(future) => self.spawn_request(id, origin.clone(), ctx.cancellation_token(), future),
+            Err(error) => Self::reply_error(origin, Some(&id), error),
         }
     }
 
@@ -430,16 +391,16 @@ impl Session {
             return Self::reply_error(
                 origin,
                 Some(&id),
-                RpcError::new(INVALID_REQUEST, "the session is already initialized"),
+                ErrorObject::new(INVALID_REQUEST, "the session is already initialized"),
             );
         }
-        let server = &self.server;
+        let shared = &self.shared;
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": server.capabilities(),
-            "serverInfo": server.info,
+            "capabilities": shared.capabilities(),
+            "serverInfo": shared.info,
         });
-        if let Some(instructions) = &server.instructions {
+        if let Some(instructions) = &shared.instructions {
             result["instructions"] = json!(instructions);
         }
         Self::reply(origin, &id, &result);
@@ -447,22 +408,22 @@ impl Session {
 
     /// The context of one request.
     fn context(
-        self: &Arc<Self>,
+        &self,
         id: RequestId,
         subject: Arc<str>,
-        progress_token: Option<crate::protocol::ProgressToken>,
+        progress_token: Option<ProgressToken>,
         peer: Arc<Peer>,
         origin: &Origin,
     ) -> Context {
-        Context::new(crate::context::CallParts {
+        Context::new(CallParts {
             request_id: id,
             subject,
             progress_token,
             peer,
-            state: self.server.state.clone(),
+            state: self.shared.state.clone(),
             cancel: CancellationToken::new(),
             reply: origin.reply.clone(),
-            session: self.clone(),
+            client: self.client.clone(),
             http: origin.http.clone(),
             close_stream: origin.close.clone(),
         })
@@ -476,7 +437,11 @@ impl Session {
         origin: &Origin,
     ) {
         let Some(params) = params else {
-            return Self::reply_error(origin, Some(&id), RpcError::invalid_params("tools/call needs params"));
+            return Self::reply_error(
+                origin,
+                Some(&id),
+                ErrorObject::invalid_params("tools/call needs params"),
+            );
         };
         let call: CallToolParams<'_> = match serde_json::from_str(params.get()) {
             Ok(p) => p,
@@ -484,15 +449,15 @@ impl Session {
                 return Self::reply_error(
                     origin,
                     Some(&id),
-                    RpcError::invalid_params(format!("invalid tools/call params: {e}")),
+                    ErrorObject::invalid_params(format!("invalid tools/call params: {e}")),
                 );
             }
         };
-        let Some(entry) = self.server.registry.load().get(&call.name).cloned() else {
+        let Some(entry) = self.shared.registry.load().get(&call.name).cloned() else {
             return Self::reply_error(
                 origin,
                 Some(&id),
-                RpcError::invalid_params(format!("unknown tool `{}`", call.name)),
+                ErrorObject::invalid_params(format!("unknown tool `{}`", call.name)),
             );
         };
         let arguments: Box<RawValue> = match call.arguments {
@@ -506,14 +471,14 @@ impl Session {
         self.spawn_request(id, origin.clone(), cancel, async move {
             let result = call_entry(&entry, &arguments, ctx).await;
             serde_json::value::to_raw_value(&result)
-                .map_err(|e| RpcError::new(crate::protocol::INTERNAL_ERROR, e.to_string()))
+                .map_err(|e| ErrorObject::new(INTERNAL_ERROR, e.to_string()))
         });
     }
 
     /// Runs a request concurrently; its answer goes to `origin` unless the client cancels it.
     fn spawn_request<F>(self: &Arc<Self>, id: RequestId, origin: Origin, cancel: CancellationToken, future: F)
     where
-        F: Future<Output = Result<Box<RawValue>, RpcError>> + Send + 'static,
+        F: Future<Output = Result<Box<RawValue>, ErrorObject>> + Send + 'static,
     {
         {
             let mut in_flight = self.in_flight.lock().expect("in-flight lock");
@@ -522,7 +487,7 @@ impl Session {
                 return Self::reply_error(
                     &origin,
                     Some(&id),
-                    RpcError::new(
+                    ErrorObject::new(
                         INVALID_REQUEST,
                         format!("request id {id} is already in use by a running request"),
                     ),
@@ -547,59 +512,19 @@ impl Session {
             }
         });
     }
-
-    /// Sends a request to the client on `via` (the stream of the request being served) and
-    /// waits for its answer.
-    pub(crate) async fn request_client(
-        &self,
-        method: &str,
-        params: Value,
-        via: &Outbound,
-        cancel: &CancellationToken,
-    ) -> Result<Value, ClientError> {
-        if self.stateless {
-            return Err(ClientError::Unsupported(
-                "requests to the client need a session; this server runs stateless".into(),
-            ));
-        }
-        let id = self.next_request_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.pending.lock().expect("pending lock").insert(id, tx);
-        #[derive(Serialize)]
-        struct Request<'a> {
-            jsonrpc: &'static str,
-            id: i64,
-            method: &'a str,
-            params: &'a Value,
-        }
-        via.send(
-            serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params: &params }).expect("serializes"),
-        );
-        let outcome = tokio::select! {
-            outcome = rx => outcome.unwrap_or(Err(ClientError::Disconnected)),
-            _ = cancel.cancelled() => Err(ClientError::Cancelled),
-            _ = self.closed.cancelled() => Err(ClientError::Disconnected),
-            _ = tokio::time::sleep(self.server.client_request_timeout) => Err(ClientError::Timeout),
-        };
-        if outcome.is_err() {
-            self.pending.lock().expect("pending lock").remove(&id);
-            if matches!(outcome, Err(ClientError::Cancelled | ClientError::Timeout)) {
-                let reason =
-                    if matches!(outcome, Err(ClientError::Timeout)) { "timed out" } else { "cancelled" };
-                via.send(encode_notification(
-                    "notifications/cancelled",
-                    &json!({"requestId": id, "reason": reason}),
-                ));
-            }
-        }
-        outcome
-    }
 }
 
-#[derive(serde::Deserialize)]
-struct MetaOnly {
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMeta>,
+/// The progress token in a request's `_meta`, if any.
+fn progress_token(params: Option<&RawValue>) -> Option<ProgressToken> {
+    #[derive(serde::Deserialize)]
+    struct MetaOnly {
+        #[serde(rename = "_meta", default)]
+        meta: Option<RequestMeta>,
+    }
+    params
+        .and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok())
+        .and_then(|m| m.meta)
+        .and_then(|m| m.progress_token)
 }
 
 fn reject_undecodable(origin: &Origin, bytes: &[u8], error: serde_json::Error) {
@@ -610,25 +535,9 @@ fn reject_undecodable(origin: &Origin, bytes: &[u8], error: serde_json::Error) {
         Ok(_) => (INVALID_REQUEST, format!("not a JSON-RPC message: {error}")),
         Err(e) => (PARSE_ERROR, format!("invalid JSON: {e}")),
     };
-    Session::reply_error(origin, None, RpcError::new(code, message));
+    Session::reply_error(origin, None, ErrorObject::new(code, message));
 }
 
 fn empty_object() -> Box<RawValue> {
     RawValue::from_string("{}".to_owned()).expect("valid JSON")
-}
-
-pub(crate) fn decode_params<T: serde::de::DeserializeOwned + Default>(
-    params: Option<&RawValue>,
-) -> Result<T, RpcError> {
-    match params {
-        None => Ok(T::default()),
-        Some(raw) => serde_json::from_str(raw.get())
-            .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}"))),
-    }
-}
-
-impl Default for SetLevelParams {
-    fn default() -> Self {
-        SetLevelParams { level: crate::LogLevel::Info }
-    }
 }

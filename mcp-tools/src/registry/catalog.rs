@@ -1,23 +1,17 @@
-//! Resources, prompts and completion: what a server offers besides tools. Built once with the
-//! server from `#[resource]`/`#[prompt]` functions and runtime values; `route` answers their
-//! methods.
+//! The rest of the catalog: resources, resource templates, prompts and the completer. Built
+//! once with the server from `#[resource]`/`#[prompt]` functions and runtime values; immutable,
+//! a change builds a new [`Catalog`].
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::__private::{PromptRegistration, ResourceRegistration};
-use crate::context::StateMap;
-use crate::prompt::{Prompt, PromptArgument};
-use crate::protocol::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
-use crate::resource::{Resource, ResourceInfo, ResourceRequest, ResourceTemplate, UriTemplate};
-use crate::session::{Session, decode_params};
-use crate::{Context, ToolError};
+use crate::__private::{PromptRegistration, ResourceRegistration, StateRequirement};
+use crate::context::{Context, StateMap};
+use crate::model::prompt::{Prompt, PromptArgument};
+use crate::model::resource::{Resource, ResourceHandler, ResourceInfo, ResourceTemplate, UriTemplate};
 
 /// What `completion/complete` asks: which prompt or resource template, which argument, what
 /// the user typed so far, and the other arguments already filled in.
@@ -85,7 +79,7 @@ impl CatalogBuilder {
                     ..ResourceInfo::default()
                 };
                 let handler = reg.handler;
-                let handler: crate::resource::ResourceHandler = Arc::new(move |r, c| handler(r, c));
+                let handler: ResourceHandler = Arc::new(move |r, c| handler(r, c));
                 if reg.uri.contains('{') {
                     templates.push(ResourceTemplate { template: UriTemplate::parse(reg.uri), info, handler });
                 } else {
@@ -144,12 +138,7 @@ impl CatalogBuilder {
     }
 }
 
-fn check_state(
-    requirements: &[crate::__private::StateRequirement],
-    state: &StateMap,
-    what: &str,
-    problems: &mut Vec<String>,
-) {
+fn check_state(requirements: &[StateRequirement], state: &StateMap, what: &str, problems: &mut Vec<String>) {
     for requirement in requirements {
         if let Some((id, type_name)) = requirement()
             && !state.contains(id)
@@ -241,6 +230,58 @@ impl Catalog {
         !self.resources.is_empty() || !self.templates.is_empty()
     }
 
+    fn has_completion(&self) -> bool {
+        self.completer.is_some() || !self.prompts.is_empty() || !self.templates.is_empty()
+    }
+
+    /// Whether this catalog declares the capability `method` belongs to (`resources/…`,
+    /// `prompts/…`, `completion/…`); methods of an undeclared capability are unknown.
+    pub fn declares(&self, method: &str) -> bool {
+        match method.split('/').next() {
+            Some("resources") => self.has_resources(),
+            Some("prompts") => !self.prompts.is_empty(),
+            Some("completion") => self.has_completion(),
+            _ => false,
+        }
+    }
+
+    /// The fixed resources, sorted by URI.
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
+    }
+
+    /// The resource templates, sorted by URI template.
+    pub fn templates(&self) -> &[ResourceTemplate] {
+        &self.templates
+    }
+
+    /// The prompts, sorted by name.
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+
+    /// The prompt named `name`.
+    pub fn prompt(&self, name: &str) -> Option<&Prompt> {
+        self.prompt_index.get(name).map(|&i| &self.prompts[i])
+    }
+
+    /// The handler that reads `uri`, with the template variables it matched (a fixed resource
+    /// first, then the templates in order).
+    pub fn find_resource(&self, uri: &str) -> Option<(ResourceHandler, HashMap<String, String>)> {
+        match self.resource_index.get(uri) {
+            Some(&i) => Some((self.resources[i].handler.clone(), HashMap::new())),
+            None => self
+                .templates
+                .iter()
+                .find_map(|t| t.template.matches(uri).map(|params| (t.handler.clone(), params))),
+        }
+    }
+
+    /// The completer, if the server has one.
+    pub fn completer(&self) -> Option<&Completer> {
+        self.completer.as_ref()
+    }
+
     /// Adds the capabilities this catalog needs to `initialize`'s answer.
     pub fn declare(&self, capabilities: &mut Value) {
         if self.has_resources() {
@@ -249,7 +290,7 @@ impl Catalog {
         if !self.prompts.is_empty() {
             capabilities["prompts"] = json!({"listChanged": true});
         }
-        if self.completer.is_some() || !self.prompts.is_empty() || !self.templates.is_empty() {
+        if self.has_completion() {
             capabilities["completions"] = json!({});
         }
     }
@@ -261,228 +302,4 @@ impl Catalog {
     pub fn prompt_names(&self) -> Vec<String> {
         self.prompts.iter().map(|p| p.name.clone()).collect()
     }
-}
-
-type Answer = BoxFuture<'static, Result<Box<RawValue>, RpcError>>;
-
-fn ready(value: Value) -> Answer {
-    Box::pin(async move { Ok(serde_json::value::to_raw_value(&value).expect("JSON serializes")) })
-}
-
-fn failed(error: RpcError) -> Answer {
-    Box::pin(async move { Err(error) })
-}
-
-/// Turns a handler's outcome into an answer: a `ToolError` becomes a JSON-RPC error ("invalid
-/// params" when the generated code could not parse a URI variable or a prompt argument).
-fn answer<F, T>(future: F) -> Answer
-where
-    F: Future<Output = Result<T, ToolError>> + Send + 'static,
-    T: serde::Serialize,
-{
-    Box::pin(async move {
-        match future.await {
-            Ok(value) => Ok(serde_json::value::to_raw_value(&value).expect("JSON serializes")),
-            Err(e) => {
-                let code = if e.is_invalid_params() { INVALID_PARAMS } else { INTERNAL_ERROR };
-                Err(RpcError::new(code, e.message().to_owned()))
-            }
-        }
-    })
-}
-
-#[derive(Deserialize, Default)]
-struct UriParams {
-    #[serde(default)]
-    uri: String,
-}
-
-#[derive(Deserialize, Default)]
-struct GetPromptParams {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    arguments: HashMap<String, Value>,
-}
-
-#[derive(Deserialize, Default)]
-struct CompleteParams {
-    #[serde(rename = "ref", default)]
-    reference: Value,
-    #[serde(default)]
-    argument: CompleteArgument,
-    #[serde(default)]
-    context: Option<CompleteContext>,
-}
-
-#[derive(Deserialize, Default)]
-struct CompleteArgument {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    value: String,
-}
-
-#[derive(Deserialize, Default)]
-struct CompleteContext {
-    #[serde(default)]
-    arguments: HashMap<String, String>,
-}
-
-/// `resources/read` for an unknown URI (the specification's code).
-const RESOURCE_NOT_FOUND: i32 = -32002;
-
-/// The future answering `method`, or `None` when this server does not serve it.
-pub(crate) fn route(
-    session: &Arc<Session>,
-    method: &str,
-    params: Option<Box<RawValue>>,
-    ctx: Context,
-) -> Option<Answer> {
-    let catalog = session.server.catalog.load_full();
-    let params = params.as_deref();
-    // Methods of a capability this server did not declare are unknown to it.
-    let declared = match method.split('/').next() {
-        Some("resources") => catalog.has_resources(),
-        Some("prompts") => !catalog.prompts.is_empty(),
-        Some("completion") => {
-            catalog.completer.is_some() || !catalog.prompts.is_empty() || !catalog.templates.is_empty()
-        }
-        _ => false,
-    };
-    if !declared {
-        return None;
-    }
-    Some(match method {
-        "resources/list" => {
-            let resources: Vec<Value> = catalog
-                .resources
-                .iter()
-                .map(|r| {
-                    let mut v = serde_json::to_value(&r.info).expect("serializes");
-                    v["uri"] = json!(r.uri);
-                    v
-                })
-                .collect();
-            ready(json!({"resources": resources}))
-        }
-        "resources/templates/list" => {
-            let templates: Vec<Value> = catalog
-                .templates
-                .iter()
-                .map(|t| {
-                    let mut v = serde_json::to_value(&t.info).expect("serializes");
-                    v["uriTemplate"] = json!(t.template.source);
-                    v
-                })
-                .collect();
-            ready(json!({"resourceTemplates": templates}))
-        }
-        "resources/read" => {
-            let uri = match decode_params::<UriParams>(params) {
-                Ok(p) => p.uri,
-                Err(e) => return Some(failed(e)),
-            };
-            let found = match catalog.resource_index.get(&uri) {
-                Some(&i) => Some((catalog.resources[i].handler.clone(), HashMap::new())),
-                None => catalog
-                    .templates
-                    .iter()
-                    .find_map(|t| t.template.matches(&uri).map(|params| (t.handler.clone(), params))),
-            };
-            let Some((handler, params)) = found else {
-                return Some(failed(RpcError {
-                    code: RESOURCE_NOT_FOUND,
-                    message: format!("Resource not found: {uri}"),
-                    data: Some(json!({"uri": uri})),
-                }));
-            };
-            let read = handler(ResourceRequest { uri, params }, ctx);
-            answer(async move { read.await.map(|contents| json!({"contents": contents})) })
-        }
-        "resources/subscribe" | "resources/unsubscribe" => {
-            let uri = match decode_params::<UriParams>(params) {
-                Ok(p) if !p.uri.is_empty() => p.uri,
-                Ok(_) => return Some(failed(RpcError::invalid_params("`uri` is required"))),
-                Err(e) => return Some(failed(e)),
-            };
-            let mut subscriptions = session.subscriptions.lock().expect("subscriptions lock");
-            if method == "resources/subscribe" {
-                subscriptions.insert(uri);
-            } else {
-                subscriptions.remove(&uri);
-            }
-            ready(json!({}))
-        }
-        "prompts/list" => {
-            let prompts: Vec<Value> = catalog.prompts.iter().map(Prompt::definition).collect();
-            ready(json!({"prompts": prompts}))
-        }
-        "prompts/get" => {
-            let request = match decode_params::<GetPromptParams>(params) {
-                Ok(p) => p,
-                Err(e) => return Some(failed(e)),
-            };
-            let Some(&index) = catalog.prompt_index.get(&request.name) else {
-                return Some(failed(RpcError::invalid_params(format!("unknown prompt `{}`", request.name))));
-            };
-            let prompt = &catalog.prompts[index];
-            let arguments: HashMap<String, String> = request
-                .arguments
-                .into_iter()
-                .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
-                .collect();
-            let missing: Vec<&str> = prompt
-                .arguments
-                .iter()
-                .filter(|a| a.required && !arguments.contains_key(&a.name))
-                .map(|a| a.name.as_str())
-                .collect();
-            if !missing.is_empty() {
-                return Some(failed(RpcError::invalid_params(format!(
-                    "prompt `{}` needs the argument(s) {}",
-                    prompt.name,
-                    missing.join(", ")
-                ))));
-            }
-            answer((prompt.handler)(arguments, ctx))
-        }
-        "completion/complete" => {
-            let request = match decode_params::<CompleteParams>(params) {
-                Ok(p) => p,
-                Err(e) => return Some(failed(e)),
-            };
-            let reference = match request.reference["type"].as_str() {
-                Some("ref/prompt") => {
-                    CompletionRef::Prompt(request.reference["name"].as_str().unwrap_or_default().to_owned())
-                }
-                Some("ref/resource") => {
-                    CompletionRef::Resource(request.reference["uri"].as_str().unwrap_or_default().to_owned())
-                }
-                _ => {
-                    return Some(failed(RpcError::invalid_params(
-                        "`ref` must be a ref/prompt or a ref/resource",
-                    )));
-                }
-            };
-            let completer = catalog.completer.clone();
-            let request = CompletionRequest {
-                reference,
-                argument: request.argument.name,
-                value: request.argument.value,
-                context: request.context.map(|c| c.arguments).unwrap_or_default(),
-            };
-            Box::pin(async move {
-                let mut values = match completer {
-                    Some(completer) => completer(request, ctx).await,
-                    None => Vec::new(),
-                };
-                let total = values.len();
-                values.truncate(100);
-                let completion = json!({"values": values, "total": total, "hasMore": total > 100});
-                Ok(serde_json::value::to_raw_value(&json!({"completion": completion})).expect("serializes"))
-            })
-        }
-        _ => return None,
-    })
 }

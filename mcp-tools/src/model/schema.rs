@@ -19,20 +19,8 @@ use schemars::generate::{Contract, SchemaSettings};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-/// How a tool's return value becomes a result, decided once per tool from its output schema.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputPlan {
-    /// `()`: an empty result, no output schema.
-    Empty,
-    /// A plain string: one text block, no output schema.
-    Text,
-    /// Structured content and an output schema; `wrap` puts non-object values in
-    /// `{"result": …}`.
-    Structured {
-        /// Whether the value is wrapped in `{"result": …}`.
-        wrap: bool,
-    },
-}
+pub use crate::model::result::OutputPlan;
+use crate::model::result::ToolOutput;
 
 /// The generator used for input (argument) schemas.
 pub fn input_generator() -> SchemaGenerator {
@@ -112,7 +100,7 @@ fn titled_enum(prop: &mut Value) {
 }
 
 /// The output plan and advertised output schema of `T`, as a `#[tool]` returning `T` gets them.
-pub fn output_schema_for<T: crate::ToolOutput>() -> (OutputPlan, Option<Value>) {
+pub fn output_schema_for<T: ToolOutput>() -> (OutputPlan, Option<Value>) {
     plan_output(T::output_schema(&mut output_generator()))
 }
 

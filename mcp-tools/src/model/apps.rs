@@ -9,7 +9,8 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::{Resource, ResourceContents, ToolOutput, ToolResult};
+use crate::model::resource::{Resource, ResourceContents};
+use crate::model::result::{OutputPlan, ToolOutput, ToolResult};
 
 /// The MIME type of an MCP Apps view.
 pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
@@ -232,6 +233,20 @@ pub(crate) fn linked_view(meta: Option<&Map<String, Value>>) -> Option<String> {
     uri.strip_prefix("ui://widget/")?.strip_suffix(".html").map(str::to_owned)
 }
 
+/// Whether a tool's `_meta` links it to a view (`ui.resourceUri`, or the flat `ui/resourceUri`).
+pub(crate) fn has_view(meta: Option<&Map<String, Value>>) -> bool {
+    meta.is_some_and(|m| {
+        m.get("ui").and_then(|ui| ui.get("resourceUri")).is_some() || m.contains_key("ui/resourceUri")
+    })
+}
+
+/// Whether a tool is meant for its view only (`_meta.ui.visibility` without `"model"`): never
+/// offered to the model.
+pub(crate) fn is_app_only(meta: Option<&Map<String, Value>>) -> bool {
+    let visibility = meta.and_then(|m| m.get("ui")).and_then(|ui| ui.get("visibility"));
+    visibility.and_then(Value::as_array).is_some_and(|v| !v.iter().any(|x| x == "model"))
+}
+
 /// A tool result for a view: `props` become the structured content the view renders, `text`
 /// is what the model reads (when empty, `Displaying {name}` is sent).
 ///
@@ -268,7 +283,7 @@ impl<T: Serialize + Send> ToolOutput for Widget<T> {
     fn output_schema(_: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
         None
     }
-    fn into_tool_result(self, _: crate::schema::OutputPlan) -> ToolResult {
+    fn into_tool_result(self, _: OutputPlan) -> ToolResult {
         match serde_json::to_value(&self.props) {
             Ok(props @ Value::Object(_)) => {
                 let result = ToolResult::new().with_structured(props);

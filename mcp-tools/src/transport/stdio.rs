@@ -7,10 +7,30 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::Server;
-use crate::session::{Origin, Outbound, Session};
+use super::shutdown_signal;
+use crate::context::peer::Outbound;
+use crate::dispatch::Origin;
+use crate::dispatch::session::Session;
+use crate::server::Server;
 
-pub(crate) async fn serve<R, W>(server: &Server, reader: R, writer: W) -> io::Result<()>
+impl Server {
+    /// Serves MCP over this process's stdin and stdout until stdin ends.
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        serve(self, tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves MCP as newline-delimited JSON-RPC over any reader and writer (a pipe, a socket,
+    /// an in-memory duplex) until the reader ends.
+    pub async fn serve<R, W>(&self, reader: R, writer: W) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        serve(self, reader, writer).await
+    }
+}
+
+async fn serve<R, W>(server: &Server, reader: R, writer: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -19,13 +39,13 @@ where
     let close = CancellationToken::new();
     let writer_task = tokio::spawn(write_loop(writer, queue, close.clone()));
     // Over stdio, everything goes to the one output: answers, related and unrelated messages.
-    let session = Session::new(server.inner.clone(), Some(outbound.clone()));
+    let session = Session::new(server.shared.clone(), Some(outbound.clone()));
     session.forward_events();
     let origin = Origin::new(outbound);
-    let max = server.inner.max_message_bytes;
+    let max = server.shared.max_message_bytes;
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::with_capacity(4096);
-    let shutdown = crate::server::shutdown_signal();
+    let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     let read_result = loop {
         let frame = tokio::select! {

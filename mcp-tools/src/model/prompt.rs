@@ -10,7 +10,9 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::{Content, Context, EmbeddedResource, ToolError};
+use crate::context::Context;
+use crate::model::error::ToolError;
+use crate::model::result::{Content, EmbeddedResource};
 
 /// One message of a prompt.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -201,5 +203,16 @@ impl Prompt {
             def["_meta"] = Value::Object(meta.clone());
         }
         def
+    }
+}
+
+impl std::fmt::Debug for Prompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prompt")
+            .field("name", &self.name)
+            .field("title", &self.title)
+            .field("description", &self.description)
+            .field("arguments", &self.arguments)
+            .finish_non_exhaustive()
     }
 }

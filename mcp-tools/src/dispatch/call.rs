@@ -8,8 +8,10 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::registry::{Handler, ToolEntry};
-use crate::{Context, ToolResult};
+use crate::context::Context;
+use crate::model::apps::backfill_text;
+use crate::model::result::ToolResult;
+use crate::registry::tools::{Handler, ToolEntry};
 
 /// Runs one tool: decodes and checks its arguments, calls the handler (a panic becomes an
 /// `isError` result), and checks structured output against a hand-written output schema.
@@ -17,7 +19,7 @@ pub(crate) async fn call_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Con
     let result = run_entry(entry, arguments, ctx).await;
     match &entry.view {
         // A view's result always says something to the model.
-        Some(view) => crate::apps::backfill_text(result, view),
+        Some(view) => backfill_text(result, view),
         None => result,
     }
 }
@@ -30,8 +32,14 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
         );
     }
     match &entry.handler {
-        // Boxed: `call_tool` runs `call_entry` again for the real tool.
-        Handler::Meta(kind) => Box::pin(crate::deferred::meta::run(*kind, entry, arguments, ctx)).await,
+        Handler::Native(handler) => {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx))) {
+                Ok(future) => {
+                    AssertUnwindSafe(future).catch_unwind().await.unwrap_or_else(|p| panicked(entry, p))
+                }
+                Err(panic) => panicked(entry, panic),
+            }
+        }
         Handler::Static { handler, plan, .. } => {
             match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx, *plan))) {
                 Err(panic) => panicked(entry, panic),
@@ -64,7 +72,7 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
             };
             let result = match AssertUnwindSafe(future).catch_unwind().await {
                 Ok(Ok(result)) => result,
-                Ok(Err(error)) => return error.into_result(&entry.name),
+                Ok(Err(error)) => return ToolResult::from_error(error, &entry.name),
                 Err(panic) => return panicked(entry, panic),
             };
             match output_validator {

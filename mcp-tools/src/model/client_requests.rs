@@ -8,36 +8,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::Context;
-
-/// Why a request to the client failed.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// The client did not declare the capability, or the transport cannot carry the request.
-    #[error("not supported by this client: {0}")]
-    Unsupported(String),
-    /// The client answered with a JSON-RPC error.
-    #[error("the client refused the request ({code}): {message}")]
-    Rejected {
-        /// The error code.
-        code: i64,
-        /// The client's message.
-        message: String,
-    },
-    /// The client's answer did not have the expected shape.
-    #[error("the client's answer is malformed: {0}")]
-    Malformed(String),
-    /// The call was cancelled while waiting.
-    #[error("the call was cancelled while waiting for the client")]
-    Cancelled,
-    /// The client did not answer in time.
-    #[error("the client did not answer in time")]
-    Timeout,
-    /// The connection closed.
-    #[error("the client disconnected")]
-    Disconnected,
-}
+use super::schema::elicitation_schema_for;
+use crate::context::Context;
+use crate::context::link::ClientError;
 
 /// A `sampling/createMessage` request: ask the client's model for a completion.
 ///
@@ -173,14 +146,12 @@ impl Context {
     /// Sends any request to the client and returns its raw result.
     pub async fn request_client(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         let parts = self.parts();
-        parts.session.request_client(method, params, &parts.reply, &parts.cancel).await
+        parts.client.request(method, params, &parts.reply, &parts.cancel).await
     }
 
     fn require_capability(&self, capability: &str) -> Result<(), ClientError> {
-        if self.parts().session.is_stateless() {
-            return Err(ClientError::Unsupported(
-                "requests to the client need a session; this server runs stateless".into(),
-            ));
+        if let Some(unavailable) = self.parts().client.unavailable() {
+            return Err(unavailable);
         }
         if self.client_capabilities().contains_key(capability) {
             Ok(())
@@ -204,7 +175,7 @@ impl Context {
         &self,
         message: impl Into<String>,
     ) -> Result<Elicitation<T>, ClientError> {
-        let schema = crate::schema::elicitation_schema_for::<T>().map_err(ClientError::Unsupported)?;
+        let schema = elicitation_schema_for::<T>().map_err(ClientError::Unsupported)?;
         let response = self.elicit_with_schema(message, schema).await?;
         match response.action.as_str() {
             "accept" => {

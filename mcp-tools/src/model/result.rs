@@ -1,13 +1,13 @@
 //! What a tool returns: [`ToolResult`] (content blocks, structured content, `isError`, `_meta`)
 //! and the [`ToolOutput`] trait that turns a handler's return value into one.
 
-use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::schema::OutputPlan;
+use crate::model::error::ToolError;
+use crate::model::resource::{ResourceContents, base64_encode};
 
 /// One content block of a tool result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -79,11 +79,7 @@ impl Content {
 
 /// The contents of an embedded resource (`{"type": "resource", "resource": …}`): the same
 /// shape as what `resources/read` returns.
-pub type EmbeddedResource = crate::ResourceContents;
-
-pub(crate) fn base64_encode(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
+pub type EmbeddedResource = ResourceContents;
 
 /// Structured content, kept as the JSON text it was serialized to once (derived tools) or as a
 /// value (runtime tools and builders).
@@ -140,8 +136,8 @@ impl ToolResult {
     }
     /// A successful result with structured content (must serialize to a JSON object) and the
     /// same JSON as a text block for clients that read only text.
-    pub fn structured(value: impl Serialize) -> Result<Self, crate::ToolError> {
-        let value = serde_json::to_value(value).map_err(crate::ToolError::internal)?;
+    pub fn structured(value: impl Serialize) -> Result<Self, ToolError> {
+        let value = serde_json::to_value(value).map_err(ToolError::internal)?;
         let text = value.to_string();
         Ok(ToolResult {
             content: vec![Content::text(text)],
@@ -239,6 +235,13 @@ impl ToolResult {
             Structured::Raw(_) => None,
         }
     }
+    /// The failed result of a tool whose handler returned `error`; its internal detail is logged.
+    pub(crate) fn from_error(error: ToolError, tool: &str) -> Self {
+        if let Some(source) = error.source_error() {
+            tracing::warn!(tool, error = %source, "tool failed: {}", error.message());
+        }
+        ToolResult::error(error.message().to_owned())
+    }
     pub(crate) fn from_raw_structured(raw: Box<RawValue>) -> Self {
         ToolResult {
             content: vec![Content::text(raw.get().to_owned())],
@@ -246,6 +249,21 @@ impl ToolResult {
             ..Self::default()
         }
     }
+}
+
+/// How a tool's return value becomes a result, decided once per tool from its output schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputPlan {
+    /// `()`: an empty result, no output schema.
+    Empty,
+    /// A plain string: one text block, no output schema.
+    Text,
+    /// Structured content and an output schema; `wrap` puts non-object values in
+    /// `{"result": …}`.
+    Structured {
+        /// Whether the value is wrapped in `{"result": …}`.
+        wrap: bool,
+    },
 }
 
 /// A value a tool can return.

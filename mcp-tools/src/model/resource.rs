@@ -11,7 +11,8 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::{Context, ToolError};
+use crate::context::Context;
+use crate::model::error::ToolError;
 
 /// One item of a resource's contents: text or a binary blob.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -51,7 +52,7 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: mime_type.map(str::to_owned),
             text: None,
-            blob: Some(crate::result::base64_encode(bytes.as_ref())),
+            blob: Some(base64_encode(bytes.as_ref())),
             meta: None,
         }
     }
@@ -60,6 +61,11 @@ impl ResourceContents {
         self.meta.get_or_insert_with(Map::new).insert(key.into(), value.into());
         self
     }
+}
+
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// What a resource read was asked for: the URI, and the template's variables.
@@ -217,6 +223,12 @@ impl Resource {
     describe_setters!();
 }
 
+impl std::fmt::Debug for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resource").field("uri", &self.uri).field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
 /// A family of resources under a URI template such as `files://{path}` (RFC 6570 simple
 /// variables), built at run time. The handler gets each variable's value.
 ///
@@ -252,6 +264,15 @@ impl ResourceTemplate {
         &self.template.source
     }
     describe_setters!();
+}
+
+impl std::fmt::Debug for ResourceTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceTemplate")
+            .field("uri_template", &self.template.source)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A URI template of literal text and `{name}` variables.

@@ -8,7 +8,10 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Context, ToolError, ToolResult};
+use crate::context::Context;
+use crate::model::apps::{AppView, merge_meta};
+use crate::model::error::ToolError;
+use crate::model::result::ToolResult;
 
 /// The four MCP behaviour hints of a tool, plus a display title. Unset hints are not sent
 /// (clients then assume the specification's defaults: not read-only, destructive, not
@@ -244,8 +247,8 @@ impl Tool {
     /// Links the tool to an app view: merges [`AppView::tool_meta`](crate::AppView::tool_meta)
     /// into its `_meta` (keys already set win; a `ui` object is merged key by key). Serve the view
     /// with [`ServerBuilder::app_view`](crate::ServerBuilder::app_view).
-    pub fn view(mut self, view: &crate::AppView) -> Self {
-        self.meta = Some(crate::apps::merge_meta(self.meta.take(), view.tool_meta()));
+    pub fn view(mut self, view: &AppView) -> Self {
+        self.meta = Some(merge_meta(self.meta.take(), view.tool_meta()));
         self
     }
     /// Whether the tool is hidden behind the search meta-tools when the server defers its

@@ -1,67 +1,24 @@
-//! The per-call [`Context`]: progress, logging, cancellation, request and client facts, and
-//! typed shared state ([`State`]).
+//! What a running handler holds: the per-call [`Context`] (progress, logging, cancellation,
+//! request and client facts, the [client link](link)), typed shared state ([`State`]) and the
+//! facts of an HTTP request ([`HttpParts`]).
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{Implementation, ProgressToken, RequestId, encode_notification};
-use crate::session::{Outbound, Session};
+pub(crate) mod link;
+pub(crate) mod peer;
 
-/// Severity of a log message (`notifications/message`), as in RFC 5424.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(missing_docs)]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
-}
-
-impl LogLevel {
-    fn from_u8(n: u8) -> LogLevel {
-        use LogLevel::*;
-        [Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency][n.min(7) as usize]
-    }
-}
-
-/// Facts about the connected client and the session's settings, shared by all its calls.
-pub(crate) struct Peer {
-    pub client_info: Implementation,
-    pub client_capabilities: Map<String, Value>,
-    pub protocol_version: String,
-    /// Minimum level of `notifications/message` the client wants (set by `logging/setLevel`).
-    pub log_level: AtomicU8,
-}
-
-impl Peer {
-    pub fn new() -> Self {
-        Peer {
-            client_info: Implementation::default(),
-            client_capabilities: Map::new(),
-            protocol_version: crate::LATEST_PROTOCOL_VERSION.to_owned(),
-            log_level: AtomicU8::new(LogLevel::Info as u8),
-        }
-    }
-    pub fn log_level(&self) -> LogLevel {
-        LogLevel::from_u8(self.log_level.load(Ordering::Relaxed))
-    }
-    pub fn set_log_level(&self, level: LogLevel) {
-        self.log_level.store(level as u8, Ordering::Relaxed);
-    }
-}
+use crate::protocol::jsonrpc::encode_notification;
+use crate::protocol::messages::{LogLevel, ProgressToken};
+use crate::protocol::{Implementation, RequestId};
+use link::ClientLink;
+use peer::{CloseStream, Outbound, Peer};
 
 /// Typed values shared by every call, registered with
 /// [`ServerBuilder::state`](crate::ServerBuilder::state).
@@ -104,9 +61,10 @@ pub(crate) struct CallParts {
     pub cancel: CancellationToken,
     /// Where this request's answer, and everything related to it, goes.
     pub reply: Outbound,
-    pub session: Arc<Session>,
+    /// How this call asks the client something (sampling, elicitation, roots).
+    pub client: Arc<dyn ClientLink>,
     pub http: Option<Arc<HttpParts>>,
-    pub close_stream: Option<crate::session::CloseStream>,
+    pub close_stream: Option<CloseStream>,
 }
 
 /// What a tool handler knows about its call. Add a parameter of this type to a `#[tool]`
@@ -279,6 +237,12 @@ impl<T> Deref for State<T> {
     type Target = T;
     fn deref(&self) -> &T {
         &self.0
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&self.0).finish()
     }
 }
 

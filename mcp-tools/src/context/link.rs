@@ -1,0 +1,182 @@
+//! The client link: the one way a running call asks the client something (sampling,
+//! elicitation, roots). A [`Context`](super::Context) holds a link, never the connection, so the
+//! same tool code works however the question travels: as a server→client JSON-RPC request on a
+//! session ([`RequestLink`]), or not at all ([`Unreachable`], stateless HTTP).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::peer::Outbound;
+use crate::protocol::jsonrpc::encode_notification;
+
+/// Why a request to the client failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The client did not declare the capability, or the transport cannot carry the request.
+    #[error("not supported by this client: {0}")]
+    Unsupported(String),
+    /// The client answered with a JSON-RPC error.
+    #[error("the client refused the request ({code}): {message}")]
+    Rejected {
+        /// The error code.
+        code: i64,
+        /// The client's message.
+        message: String,
+    },
+    /// The client's answer did not have the expected shape.
+    #[error("the client's answer is malformed: {0}")]
+    Malformed(String),
+    /// The call was cancelled while waiting.
+    #[error("the call was cancelled while waiting for the client")]
+    Cancelled,
+    /// The client did not answer in time.
+    #[error("the client did not answer in time")]
+    Timeout,
+    /// The connection closed.
+    #[error("the client disconnected")]
+    Disconnected,
+}
+
+/// How a call reaches its client.
+pub(crate) trait ClientLink: Send + Sync {
+    /// Why no request can reach this client at all, if none can.
+    fn unavailable(&self) -> Option<ClientError> {
+        None
+    }
+
+    /// Asks the client `method` with `params` and waits for its result. `via` is the queue of the
+    /// call being served (its messages travel together); `cancel` is the call's cancellation.
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+        via: &'a Outbound,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, ClientError>>;
+}
+
+/// A client that cannot be asked anything; says why.
+pub(crate) struct Unreachable(pub &'static str);
+
+impl ClientLink for Unreachable {
+    fn unavailable(&self) -> Option<ClientError> {
+        Some(ClientError::Unsupported(self.0.to_owned()))
+    }
+
+    fn request<'a>(
+        &'a self,
+        _: &'a str,
+        _: Value,
+        _: &'a Outbound,
+        _: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, ClientError>> {
+        Box::pin(async move { Err(ClientError::Unsupported(self.0.to_owned())) })
+    }
+}
+
+/// Server→client JSON-RPC requests of one connection: each gets an id, travels on the call's
+/// queue, and waits for the response with that id ([`resolve`](RequestLink::resolve)), the
+/// call's cancellation, the connection's end or a timeout, whichever comes first.
+pub(crate) struct RequestLink {
+    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
+    next_id: AtomicI64,
+    closed: CancellationToken,
+    timeout: Duration,
+}
+
+impl RequestLink {
+    pub fn new(timeout: Duration) -> Self {
+        RequestLink {
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(1),
+            closed: CancellationToken::new(),
+            timeout,
+        }
+    }
+
+    /// Delivers the client's response (its raw `id`, `result` and `error` members).
+    pub fn resolve(&self, id: Option<&RawValue>, result: Option<&RawValue>, error: Option<&RawValue>) {
+        let Some(id) = id.and_then(|raw| serde_json::from_str::<i64>(raw.get()).ok()) else {
+            return tracing::debug!("ignoring a response whose id this server never used");
+        };
+        let Some(waiter) = self.pending.lock().expect("pending lock").remove(&id) else {
+            return tracing::debug!(id, "ignoring a response to an unknown or finished request");
+        };
+        let outcome = match (result, error) {
+            (Some(result), _) => serde_json::from_str(result.get())
+                .map_err(|e| ClientError::Malformed(format!("the client's result is not JSON: {e}"))),
+            (None, Some(error)) => {
+                let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+                Err(ClientError::Rejected {
+                    code: error["code"].as_i64().unwrap_or_default(),
+                    message: error["message"].as_str().unwrap_or("(no message)").to_owned(),
+                })
+            }
+            (None, None) => Err(ClientError::Malformed("a response with neither result nor error".into())),
+        };
+        let _ = waiter.send(outcome);
+    }
+
+    /// The connection ended: every waiting request fails, and so will every later one.
+    pub fn close(&self) {
+        self.closed.cancel();
+        for (_, waiter) in self.pending.lock().expect("pending lock").drain() {
+            let _ = waiter.send(Err(ClientError::Disconnected));
+        }
+    }
+}
+
+impl ClientLink for RequestLink {
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+        via: &'a Outbound,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, ClientError>> {
+        Box::pin(async move {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = oneshot::channel();
+            self.pending.lock().expect("pending lock").insert(id, tx);
+            #[derive(Serialize)]
+            struct Request<'a> {
+                jsonrpc: &'static str,
+                id: i64,
+                method: &'a str,
+                params: &'a Value,
+            }
+            via.send(
+                serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params: &params })
+                    .expect("serializes"),
+            );
+            let outcome = tokio::select! {
+                outcome = rx => outcome.unwrap_or(Err(ClientError::Disconnected)),
+                _ = cancel.cancelled() => Err(ClientError::Cancelled),
+                _ = self.closed.cancelled() => Err(ClientError::Disconnected),
+                _ = tokio::time::sleep(self.timeout) => Err(ClientError::Timeout),
+            };
+            if outcome.is_err() {
+                self.pending.lock().expect("pending lock").remove(&id);
+                if matches!(outcome, Err(ClientError::Cancelled | ClientError::Timeout)) {
+                    let reason =
+                        if matches!(outcome, Err(ClientError::Timeout)) { "timed out" } else { "cancelled" };
+                    via.send(encode_notification(
+                        "notifications/cancelled",
+                        &json!({"requestId": id, "reason": reason}),
+                    ));
+                }
+            }
+            outcome
+        })
+    }
+}

@@ -1,0 +1,215 @@
+//! Tool entries from their two sources, `#[tool]` registrations and runtime [`Tool`]s: names
+//! checked, schemas shaped by the schema policy once, validators compiled, state checked.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Map, Value};
+
+use super::tools::{DefinedAt, Handler, ToolEntry};
+use crate::__private::ToolRegistration;
+use crate::context::StateMap;
+use crate::model::apps::{linked_view, merge_meta};
+use crate::model::schema;
+use crate::model::tool::{Annotations, Icon, Tool, check_name};
+
+/// Builds every tool's entry. Every problem is collected; any problem fails the build.
+pub(crate) fn build_entries(
+    statics: &[&'static ToolRegistration],
+    runtime: &[Tool],
+    state: &StateMap,
+) -> Result<Vec<Arc<ToolEntry>>, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut entries: Vec<ToolEntry> = Vec::with_capacity(statics.len() + runtime.len());
+
+    for reg in statics {
+        match static_entry(reg, state) {
+            Ok(entry) => entries.push(entry),
+            Err(mut p) => problems.append(&mut p),
+        }
+    }
+    // Two #[tool]s with one name are a mistake; report both places.
+    let mut seen: HashMap<&str, &DefinedAt> = HashMap::new();
+    for entry in &entries {
+        if let Some(first) = seen.insert(&entry.name, &entry.defined_at) {
+            problems.push(format!(
+                "two tools are named `{}`: {first} and {}; rename one with #[tool(name = \"...\")]",
+                entry.name, entry.defined_at
+            ));
+        }
+    }
+    // A runtime tool replaces any earlier tool of the same name (hot-reload semantics).
+    for tool in runtime {
+        match runtime_entry(tool) {
+            Ok(entry) => {
+                entries.retain(|e| e.name != entry.name);
+                entries.push(entry);
+            }
+            Err(mut p) => problems.append(&mut p),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(entries.into_iter().map(Arc::new).collect())
+}
+
+fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<ToolEntry, Vec<String>> {
+    let origin = DefinedAt::Attribute { file: reg.file, line: reg.line };
+    let mut problems = Vec::new();
+    if let Err(p) = check_name(reg.name) {
+        problems.push(format!("{origin}: {p}"));
+    }
+    for requirement in reg.required_state {
+        if let Some((id, type_name)) = requirement()
+            && !state.contains(id)
+        {
+            problems.push(format!(
+                "tool `{}` ({origin}) takes `State<{type_name}>`, but no such state was registered; \
+                 add `.state(...)` with a `{type_name}` to the server builder",
+                reg.name
+            ));
+        }
+    }
+
+    let mut generator = schema::input_generator();
+    let mut raw_input = (reg.input_schema)(&mut generator).to_value();
+    attach_definitions(&mut raw_input, &mut generator);
+    let input_schema = match schema::advertised_input(raw_input.clone()) {
+        Ok(s) => s,
+        Err(p) => {
+            problems.push(format!("tool `{}` ({origin}): {p}", reg.name));
+            Value::Null
+        }
+    };
+    let mut generator = schema::output_generator();
+    let (plan, output_schema) = schema::plan_output((reg.output_schema)(&mut generator));
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    if let Some(obj) = raw_input.as_object_mut() {
+        obj.remove("$schema");
+    }
+
+    let a = reg.annotations;
+    let annotations = Annotations {
+        title: a.title.map(str::to_owned),
+        read_only_hint: a.read_only,
+        destructive_hint: a.destructive,
+        idempotent_hint: a.idempotent,
+        open_world_hint: a.open_world,
+    };
+    let meta = reg.meta.map(|m| match m() {
+        Value::Object(map) => map,
+        other => Map::from_iter([("value".to_owned(), other)]),
+    });
+    let meta = match &reg.widget {
+        Some(widget) => Some(merge_meta(meta, widget.view().tool_meta())),
+        None => meta,
+    };
+    let view = linked_view(meta.as_ref());
+    Ok(ToolEntry {
+        name: reg.name.into(),
+        title: reg.title.map(str::to_owned),
+        description: reg.description.to_owned(),
+        summary: reg.summary.map_or_else(|| first_line(reg.description), str::to_owned),
+        tags: reg.tags.iter().map(|t| (*t).to_owned()).collect(),
+        input_schema: Arc::new(input_schema),
+        output_schema: output_schema.map(Arc::new),
+        annotations,
+        meta,
+        icons: reg.icons.iter().map(|src| Icon::new(*src)).collect(),
+        defer: reg.defer,
+        view,
+        handler: Handler::Static {
+            handler: reg.handler,
+            plan,
+            validator: OnceLock::new(),
+            raw_input_schema: raw_input,
+        },
+        defined_at: origin,
+    })
+}
+
+/// Recursive types leave definitions in the generator; keep them with the schema.
+fn attach_definitions(schema: &mut Value, generator: &mut schemars::SchemaGenerator) {
+    let defs = generator.take_definitions(true);
+    if let (false, Some(obj)) = (defs.is_empty(), schema.as_object_mut()) {
+        obj.entry("$defs").or_insert(Value::Object(defs));
+    }
+}
+
+pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
+    let mut problems = Vec::new();
+    let name = &tool.name;
+    if let Err(p) = check_name(name) {
+        problems.push(format!("runtime tool: {p}"));
+    }
+    if tool.description.trim().is_empty() {
+        problems.push(format!("runtime tool `{name}` has no description; clients require one"));
+    }
+    if let Some(why) = tool.annotations.contradiction() {
+        problems.push(format!("runtime tool `{name}`: {why}"));
+    }
+    let is_object = |s: &Value| s.get("type").and_then(Value::as_str) == Some("object");
+    if !is_object(&tool.input_schema) {
+        problems.push(format!(
+            "runtime tool `{name}`: its input schema must have \"type\": \"object\" at the root"
+        ));
+    }
+    let input_validator = if tool.validate_arguments {
+        match jsonschema::validator_for(&tool.input_schema) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                problems.push(format!("runtime tool `{name}`: its input schema is invalid: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let output_validator = match &tool.output_schema {
+        None => None,
+        Some(schema) if !is_object(schema) => {
+            problems.push(format!(
+                "runtime tool `{name}`: its output schema must have \"type\": \"object\" at the root"
+            ));
+            None
+        }
+        Some(schema) => match jsonschema::validator_for(schema) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                problems.push(format!("runtime tool `{name}`: its output schema is invalid: {e}"));
+                None
+            }
+        },
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(ToolEntry {
+        name: name.as_str().into(),
+        title: tool.title.clone(),
+        description: tool.description.clone(),
+        summary: tool.summary.clone().unwrap_or_else(|| first_line(&tool.description)),
+        tags: tool.tags.clone(),
+        input_schema: Arc::new(tool.input_schema.clone()),
+        output_schema: tool.output_schema.clone().map(Arc::new),
+        annotations: tool.annotations.clone(),
+        meta: tool.meta.clone(),
+        icons: tool.icons.clone(),
+        defer: tool.defer,
+        view: linked_view(tool.meta.as_ref()),
+        handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
+        defined_at: DefinedAt::Runtime,
+    })
+}
+
+/// The first line of a description, cut at 160 characters.
+fn first_line(description: &str) -> String {
+    let line = description.trim().lines().next().unwrap_or_default().trim();
+    match line.char_indices().nth(160) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}

@@ -1,0 +1,255 @@
+//! POST: one client message. Read and checked ([`read_message`]), given to its session (found,
+//! or made by `initialize`: [`find_session`]), and answered: 202 for notifications and
+//! responses, a JSON body when the answer comes first, an SSE stream when the call sends
+//! something before it, or a numbered, replayable stream in resumable mode.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
+use tokio::sync::mpsc;
+
+use super::sessions::{HttpSession, HttpState, named_session};
+use super::sse::{Hub, call_stream, hub_events, sse_response};
+use super::wire::{Peek, SESSION_HEADER, VERSION_HEADER, accepts, is_answer_to, plain, rpc_error_response};
+use crate::context::HttpParts;
+use crate::context::peer::{CloseStream, Outbound};
+use crate::dispatch::session::Session;
+use crate::dispatch::{Origin, Received};
+use crate::protocol::{INVALID_REQUEST, PARSE_ERROR, RequestId};
+
+/// The session a message goes to, and the id to issue when `initialize` made it.
+struct Target {
+    session: Arc<Session>,
+    session_id: Option<String>,
+    issued: Option<String>,
+}
+
+pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let (body, peek) = match read_message(&state, &parts.headers, body).await {
+        Ok(read) => read,
+        Err(response) => return response,
+    };
+    let is_initialize = peek.method.as_deref() == Some("initialize");
+    let target = match find_session(&state, &parts.headers, is_initialize) {
+        Ok(target) => target,
+        Err(response) => return response,
+    };
+    let (reply, answers) = Outbound::channel();
+    let http = Some(Arc::new(HttpParts {
+        headers: parts.headers,
+        peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
+        session_id: target.session_id.clone(),
+    }));
+    // Resumable mode: requests of an existing session get a numbered, replayable stream.
+    if let (Some(_), Some(id), false) = (state.options.resumable, &target.session_id, is_initialize)
+        && let Some(http_session) = state.session(id)
+    {
+        return answer_resumable(&state, &target.session, http_session, &body, peek.id, reply, http, answers)
+            .await;
+    }
+    let origin = Origin { reply, http, close: None };
+    let received = target.session.handle_message(&body, &origin);
+    drop(origin);
+    answer(&state, target, received, peek.id, is_initialize, answers).await
+}
+
+/// Checks the headers and reads the body (bounded) and its method and id; an unusable message
+/// is answered here.
+#[allow(clippy::result_large_err)] // the error is the response itself, returned at once
+async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Result<(Bytes, Peek), Response> {
+    if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
+        return Err(plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept both application/json and text/event-stream",
+        ));
+    }
+    let json_body = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json_body {
+        return Err(plain(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        ));
+    }
+    let body: Bytes = axum::body::to_bytes(body, state.max_body_bytes).await.map_err(|_| {
+        rpc_error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            INVALID_REQUEST,
+            format!("Payload Too Large: the body exceeds {} bytes", state.max_body_bytes),
+        )
+    })?;
+    let peek: Peek = match serde_json::from_slice(&body) {
+        Ok(p) => p,
+        Err(_) => match serde_json::from_slice::<serde_json::Value>(&body) {
+            Ok(serde_json::Value::Array(_)) => {
+                return Err(rpc_error_response(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    INVALID_REQUEST,
+                    "JSON-RPC batches are not supported",
+                ));
+            }
+            // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
+            Ok(_) => Peek::default(),
+            Err(_) => {
+                return Err(rpc_error_response(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    PARSE_ERROR,
+                    "Parse error: invalid JSON",
+                ));
+            }
+        },
+    };
+    Ok((body, peek))
+}
+
+/// The session a message goes to: a new one for `initialize` (or for every message when
+/// stateless), else the one its `Mcp-Session-Id` names.
+#[allow(clippy::result_large_err)] // the error is the response itself, returned at once
+fn find_session(state: &HttpState, headers: &HeaderMap, is_initialize: bool) -> Result<Target, Response> {
+    let shared = &state.server.shared;
+    if state.options.stateless {
+        let session = if is_initialize {
+            Session::new(shared.clone(), None)
+        } else {
+            let version = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+            Session::new_stateless(shared.clone(), version)
+        };
+        return Ok(Target { session, session_id: None, issued: None });
+    }
+    if is_initialize {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let session = Session::new(shared.clone(), None);
+        session.forward_events();
+        return Ok(Target { session, session_id: Some(id.clone()), issued: Some(id) });
+    }
+    let (id, http_session) = named_session(state, headers)?;
+    Ok(Target { session: http_session.session.clone(), session_id: Some(id), issued: None })
+}
+
+/// The answer to a message handled by its session: 202, 400 with the error, the JSON answer, or
+/// an SSE stream of what the call sends ending with its answer. A successful `initialize`
+/// registers its session and names it in `Mcp-Session-Id`.
+async fn answer(
+    state: &HttpState,
+    target: Target,
+    received: Received,
+    request_id: Option<RequestId>,
+    is_initialize: bool,
+    mut answers: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> Response {
+    let with_session = |mut response: Response| {
+        if let Some(id) = &target.issued
+            && let Ok(value) = HeaderValue::from_str(id)
+        {
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+        response
+    };
+    match received {
+        Received::Notification => StatusCode::ACCEPTED.into_response(),
+        Received::Invalid => {
+            let body = answers.recv().await.unwrap_or_default();
+            (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+        Received::Request => {
+            let first = tokio::select! {
+                first = answers.recv() => first,
+                _ = state.shutdown.cancelled() => None,
+            };
+            let Some(first) = first else {
+                // Cancelled, or shutting down: nothing to say.
+                return StatusCode::ACCEPTED.into_response();
+            };
+            if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
+                if let (Some(id), true) = (&target.issued, session_initialized(&first)) {
+                    state.sessions.lock().expect("sessions lock").insert(
+                        id.clone(),
+                        Arc::new(HttpSession {
+                            session: target.session.clone(),
+                            last_seen: Mutex::new(Instant::now()),
+                            hub: Hub::default(),
+                        }),
+                    );
+                }
+                return with_session(
+                    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response(),
+                );
+            }
+            // Messages before the answer (progress, logs, requests to the client): stream them.
+            let stream = call_stream(first, answers, request_id, state.shutdown.clone());
+            with_session(sse_response(stream, state.options.keep_alive))
+        }
+    }
+}
+
+/// Resumable mode: the request's messages are numbered and kept in the session's hub, so a
+/// client that loses the connection resumes with `Last-Event-ID`; the stream opens with a
+/// priming event.
+#[allow(clippy::too_many_arguments)]
+async fn answer_resumable(
+    state: &HttpState,
+    session: &Arc<Session>,
+    http_session: Arc<HttpSession>,
+    body: &[u8],
+    request_id: Option<RequestId>,
+    reply: Outbound,
+    http: Option<Arc<HttpParts>>,
+    mut answers: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> Response {
+    let retry = state.options.resumable.unwrap_or_default();
+    let (stream_id, listener) = http_session.hub.open();
+    let hub_session = Arc::downgrade(&http_session);
+    let close: CloseStream =
+        Arc::new(move || hub_session.upgrade().is_some_and(|s| s.hub.disconnect(stream_id)));
+    let origin = Origin { reply, http, close: Some(close) };
+    match session.handle_message(body, &origin) {
+        Received::Request => {}
+        Received::Notification => return StatusCode::ACCEPTED.into_response(),
+        Received::Invalid => {
+            drop(origin);
+            let body = answers.recv().await.unwrap_or_default();
+            return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body)
+                .into_response();
+        }
+    }
+    drop(origin);
+    let pump_session = http_session.clone();
+    let shutdown = state.shutdown.clone();
+    tokio::spawn(async move {
+        loop {
+            let message = tokio::select! {
+                m = answers.recv() => m,
+                _ = shutdown.cancelled() => None,
+            };
+            let Some(message) = message else { break };
+            let done = is_answer_to(&message, request_id.as_ref());
+            pump_session.hub.push(stream_id, String::from_utf8_lossy(&message).into());
+            if done {
+                break;
+            }
+        }
+        pump_session.hub.finish(stream_id);
+    });
+    // The priming event: an id to resume from, the reconnection delay, and empty data.
+    let priming = Bytes::from(format!("id: {stream_id}-0\nretry: {}\ndata: \n\n", retry.as_millis()));
+    let events = hub_events(stream_id, Vec::new(), Some(listener), state.shutdown.clone());
+    let stream = futures_util::stream::once(async move { priming }).chain(events);
+    sse_response(stream, state.options.keep_alive)
+}
+
+fn session_initialized(answer: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(answer).is_ok_and(|v| v.get("result").is_some())
+}

@@ -1,0 +1,142 @@
+//! The sessions of the HTTP endpoint: each wraps a dispatch session with its last use (idle
+//! sessions expire) and its resumable streams; the endpoint's shared state; GET (a session's
+//! own stream, or a resumed one) and DELETE.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use tokio_util::sync::CancellationToken;
+
+use super::options::HttpOptions;
+use super::sse::{Hub, hub_events, sse_event, sse_response};
+use super::wire::{SESSION_HEADER, accepts, plain, rpc_error_response};
+use crate::context::peer::Outbound;
+use crate::dispatch::session::Session;
+use crate::server::Server;
+
+/// One session of the endpoint.
+pub(super) struct HttpSession {
+    pub session: Arc<Session>,
+    pub last_seen: Mutex<Instant>,
+    pub hub: Hub,
+}
+/// What every request of the endpoint reads.
+pub(super) struct HttpState {
+    pub server: Server,
+    pub options: HttpOptions,
+    pub max_body_bytes: usize,
+    pub sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// Fired on shutdown: open SSE streams end so connections can close.
+    pub shutdown: CancellationToken,
+}
+
+impl HttpState {
+    /// The session named `id`, marked as used now.
+    pub fn session(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let session = self.sessions.lock().expect("sessions lock").get(id).cloned()?;
+        *session.last_seen.lock().expect("last-seen lock") = Instant::now();
+        Some(session)
+    }
+
+    /// Ends the sessions unused for longer than the idle timeout.
+    pub fn expire_idle(&self) {
+        let timeout = self.options.session_idle_timeout;
+        let expired: Vec<Arc<HttpSession>> = {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            let stale: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.last_seen.lock().expect("last-seen lock").elapsed() > timeout)
+                .map(|(id, _)| id.clone())
+                .collect();
+            stale.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for s in expired {
+            tracing::debug!("session expired after {timeout:?} idle");
+            s.session.close();
+        }
+    }
+}
+
+fn session_id_of(headers: &HeaderMap) -> Option<String> {
+    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+/// The session a request names: 400 when it names none, 404 when it is unknown or ended.
+#[allow(clippy::result_large_err)] // the error is the response itself, returned at once
+pub(super) fn named_session(
+    state: &HttpState,
+    headers: &HeaderMap,
+) -> Result<(String, Arc<HttpSession>), Response> {
+    let Some(id) = session_id_of(headers) else {
+        return Err(plain(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"));
+    };
+    match state.session(&id) {
+        Some(session) => Ok((id, session)),
+        None => Err(rpc_error_response(StatusCode::NOT_FOUND, None, -32001, "Session not found")),
+    }
+}
+
+/// DELETE: the client ends its session.
+pub(super) fn delete(state: Arc<HttpState>, headers: &HeaderMap) -> Response {
+    if state.options.stateless {
+        let mut response =
+            plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server is stateless");
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    let (id, _) = match named_session(&state, headers) {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    if let Some(s) = state.sessions.lock().expect("sessions lock").remove(&id) {
+        s.session.close();
+    }
+    (StatusCode::OK, Body::empty()).into_response()
+}
+
+/// GET: the stream of messages unrelated to any request (list changes, resource updates).
+pub(super) fn get(state: Arc<HttpState>, request: Request) -> Response {
+    if state.options.stateless {
+        let mut response =
+            plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server is stateless");
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    if !accepts(request.headers(), "text/event-stream") {
+        return plain(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
+    }
+    let (_, http_session) = match named_session(&state, request.headers()) {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    // A reconnection: replay what the stream's last connection missed, then follow it.
+    let last_event = request.headers().get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| {
+        let (stream, seq) = v.split_once('-')?;
+        Some((stream.parse::<u64>().ok()?, seq.parse::<u64>().ok()?))
+    });
+    if let Some((stream_id, after)) = last_event
+        && let Some((missed, live)) = http_session.hub.resume(stream_id, after)
+    {
+        let stream = hub_events(stream_id, missed, live, state.shutdown.clone());
+        return sse_response(stream, state.options.keep_alive);
+    }
+    if http_session.session.has_standalone() {
+        return plain(StatusCode::CONFLICT, "Conflict: this session already has a GET stream open");
+    }
+    let (out, queue) = Outbound::channel();
+    http_session.session.set_standalone(Some(out));
+    let shutdown = state.shutdown.clone();
+    let stream = futures_util::stream::unfold((queue, shutdown), |(mut queue, shutdown)| async move {
+        let message = tokio::select! {
+            m = queue.recv() => m?,
+            _ = shutdown.cancelled() => return None,
+        };
+        Some((sse_event(None, &message), (queue, shutdown)))
+    });
+    sse_response(stream, state.options.keep_alive)
+}

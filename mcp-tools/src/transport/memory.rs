@@ -1,0 +1,202 @@
+//! The in-memory transport: a client connected in-process. Messages go to a session as JSON text
+//! and its answers come back on a queue, so they pass through the real protocol layer (decoding,
+//! lifecycle, validation, concurrency) without bytes on a wire. The test client
+//! ([`TestClient`](crate::testing::TestClient)) and the command line's `call` sit on it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, mpsc};
+
+use crate::context::peer::Outbound;
+use crate::dispatch::Origin;
+use crate::dispatch::session::Session;
+use crate::protocol::LATEST_PROTOCOL_VERSION;
+use crate::server::Server;
+
+/// A JSON-RPC error answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcError {
+    /// The error code (e.g. -32602).
+    pub code: i64,
+    /// The error message.
+    pub message: String,
+}
+
+impl std::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// Answers the server's requests to the client (`sampling/createMessage`, `elicitation/create`,
+/// `roots/list`, …): gets the method and params, returns the result or an error.
+pub type Responder = dyn Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync;
+
+struct Incoming {
+    queue: mpsc::UnboundedReceiver<Vec<u8>>,
+    answers: HashMap<i64, Value>,
+    notifications: Vec<Value>,
+}
+
+/// One in-process connection.
+pub(crate) struct Connection {
+    session: Arc<Session>,
+    origin: Origin,
+    next_id: AtomicI64,
+    incoming: Mutex<Incoming>,
+    responder: Option<Arc<Responder>>,
+}
+
+impl Connection {
+    /// A connection to `server`, not yet initialized; `responder` answers the server's requests
+    /// (without one, they get "method not found").
+    pub fn open(server: &Server, responder: Option<Arc<Responder>>) -> Connection {
+        let (outbound, queue) = Outbound::channel();
+        let session = Session::new(server.shared.clone(), Some(outbound.clone()));
+        session.forward_events();
+        Connection {
+            session,
+            origin: Origin::new(outbound),
+            next_id: AtomicI64::new(1),
+            incoming: Mutex::new(Incoming { queue, answers: HashMap::new(), notifications: Vec::new() }),
+            responder,
+        }
+    }
+
+    /// The `initialize` handshake, declaring `capabilities`, then `notifications/initialized`.
+    pub async fn initialize(&self, capabilities: Value) -> Result<Value, RpcError> {
+        let result = self
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": LATEST_PROTOCOL_VERSION,
+                    "capabilities": capabilities,
+                    "clientInfo": {"name": "mcp-tools-test", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            )
+            .await?;
+        self.notify("notifications/initialized", json!({}));
+        Ok(result)
+    }
+
+    /// Sends a request and waits for its answer.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let id = self.send_request(method, params);
+        self.answer(id).await
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&self, method: &str, params: Value) -> i64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        id
+    }
+
+    /// Waits for the answer to request `id`, collecting notifications that arrive meanwhile.
+    pub async fn answer(&self, id: i64) -> Result<Value, RpcError> {
+        let message = self.wait_for(|m| m.get("id") == Some(&json!(id))).await;
+        into_result(message)
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string());
+    }
+
+    /// Sends one message as it is.
+    pub fn send(&self, message: &str) {
+        self.session.handle_message(message.as_bytes(), &self.origin);
+    }
+
+    /// The next message that comes back, whatever it is.
+    pub async fn next_message(&self) -> Value {
+        let mut incoming = self.incoming.lock().await;
+        let bytes = incoming.queue.recv().await.expect("the session is open");
+        serde_json::from_slice(&bytes).expect("the server sends JSON")
+    }
+
+    /// The notifications received so far (drained); the server's requests are answered.
+    pub async fn take_notifications(&self) -> Vec<Value> {
+        let mut incoming = self.incoming.lock().await;
+        while let Ok(bytes) = incoming.queue.try_recv() {
+            let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
+            if !self.answer_server_request(&message) {
+                stash(&mut incoming, message);
+            }
+        }
+        std::mem::take(&mut incoming.notifications)
+    }
+
+    /// Waits for the next notification named `method` (one already received counts).
+    pub async fn notification(&self, method: &str) -> Value {
+        {
+            let mut incoming = self.incoming.lock().await;
+            if let Some(i) = incoming.notifications.iter().position(|n| n["method"] == method) {
+                return incoming.notifications.remove(i);
+            }
+        }
+        self.wait_for(|m| m["method"] == method && m.get("id").is_none()).await
+    }
+
+    async fn wait_for(&self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let mut incoming = self.incoming.lock().await;
+        if let Some(id) = incoming.answers.keys().copied().find(|id| wanted(&json!({"id": id}))) {
+            return incoming.answers.remove(&id).expect("present");
+        }
+        loop {
+            let bytes = incoming.queue.recv().await.expect("the session is open");
+            let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
+            if wanted(&message) {
+                return message;
+            }
+            if !self.answer_server_request(&message) {
+                stash(&mut incoming, message);
+            }
+        }
+    }
+
+    /// Answers a request from the server (with the responder, or "method not found").
+    fn answer_server_request(&self, message: &Value) -> bool {
+        let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str))
+        else {
+            return false;
+        };
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let outcome = match &self.responder {
+            Some(responder) => responder(method, &params),
+            None => {
+                Err(RpcError { code: -32601, message: format!("the test client does not answer {method}") })
+            }
+        };
+        let answer = match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
+        };
+        self.send(&answer.to_string());
+        true
+    }
+}
+
+fn stash(incoming: &mut Incoming, message: Value) {
+    match message.get("id").and_then(Value::as_i64) {
+        Some(id) if message.get("method").is_none() => {
+            incoming.answers.insert(id, message);
+        }
+        _ => incoming.notifications.push(message),
+    }
+}
+
+fn into_result(message: Value) -> Result<Value, RpcError> {
+    if let Some(error) = message.get("error") {
+        return Err(RpcError {
+            code: error["code"].as_i64().unwrap_or_default(),
+            message: error["message"].as_str().unwrap_or_default().to_owned(),
+        });
+    }
+    Ok(message.get("result").cloned().unwrap_or(Value::Null))
+}
