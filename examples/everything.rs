@@ -1,17 +1,19 @@
 //! The fixture of the official MCP conformance suite: every tool, resource and prompt its
-//! scenarios call, with the names and texts they expect.
+//! scenarios call, with the names and texts they expect, for both protocol eras (2025-11-25 and
+//! 2026-07-28: the same tools answer both).
 //!
 //! ```sh
 //! cargo run --example everything -- --http 127.0.0.1:3000 --sse --resumable
-//! # then: conformance server --url http://localhost:3000/mcp
+//! # then: conformance server --url http://localhost:3000/mcp --requirements 2026-07-28
 //! ```
 
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use mcp_tools::{
-    Context, Elicitation, EmbeddedResource, LogLevel, PromptMessage, ResourceContents, SamplingRequest,
-    Server, Tool, ToolError, ToolResult, prompt, resource, tool,
+    Args, ClientError, Context, Elicitation, EmbeddedResource, LogLevel, Prompt, PromptMessage, PromptResult,
+    ResourceContents, SamplingRequest, Server, State, Tool, ToolError, ToolResult, prompt, resource, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -241,15 +243,244 @@ fn json_schema_2020_12_tool() -> Tool {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "$defs": {
-                "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
             },
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false
         }),
         |args, _ctx| async move {
             Ok(ToolResult::new().text(format!("JSON Schema 2020-12 tool called with: {args}")))
         },
     )
+}
+
+// ===== 2026-07-28: multi-round-trip requests, capabilities, listening, headers =====
+
+/// What the trigger tools change: the running server (set once it is built).
+#[derive(Default)]
+struct Running {
+    server: OnceLock<Server>,
+}
+
+/// Tests that the server rejects a request whose client lacks the sampling capability
+#[tool]
+async fn test_missing_capability(ctx: Context) -> Result<&'static str, ToolError> {
+    if !ctx.client_capabilities().contains_key("sampling") {
+        return Err(ClientError::MissingCapability("sampling".into()).into());
+    }
+    Ok("Required capability declared")
+}
+
+/// Asks the user for a value while the call runs (an input request, never a request on the stream)
+#[tool]
+async fn test_streaming_elicitation(ctx: Context) -> Result<String, ToolError> {
+    let schema =
+        json!({"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]});
+    let answer = ctx.input_key("streaming_elicitation").elicit_with_schema("Provide a value", schema).await?;
+    Ok(format!("Received: action={}", answer.action))
+}
+
+/// Logs only when the request asked for log messages, then answers
+#[tool]
+async fn test_logging_tool(ctx: Context) -> &'static str {
+    ctx.log(LogLevel::Info, "test_logging_tool ran");
+    "Logging tool completed"
+}
+
+/// Changes the tool list, so that listening clients are told
+#[tool]
+async fn test_trigger_tool_change(running: State<Running>) -> &'static str {
+    if let Some(server) = running.server.get() {
+        let _ = server.add_tool(dynamic_tool());
+    }
+    "Tool list changed"
+}
+
+/// Changes the prompt list, so that listening clients are told
+#[tool]
+async fn test_trigger_prompt_change(running: State<Running>) -> &'static str {
+    if let Some(server) = running.server.get() {
+        server.add_prompt(dynamic_prompt());
+    }
+    "Prompt list changed"
+}
+
+/// A tool the trigger replaces.
+fn dynamic_tool() -> Tool {
+    Tool::new(
+        "test_dynamic_tool",
+        "A tool the list-change trigger replaces",
+        json!({"type": "object"}),
+        |_, _| async { Ok(ToolResult::new().text("dynamic")) },
+    )
+}
+
+/// A prompt the trigger replaces.
+fn dynamic_prompt() -> Prompt {
+    Prompt::new("test_dynamic_prompt", "A prompt the list-change trigger replaces", |_, _| async {
+        Ok(PromptResult::new(vec![PromptMessage::user("dynamic")]))
+    })
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct UserName {
+    name: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Confirmation {
+    ok: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct FavoriteColor {
+    color: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct PromptContext {
+    context: String,
+}
+
+/// Asks the user's name (key `user_name`), then greets them
+#[tool]
+async fn test_input_required_result_elicitation(ctx: Context) -> Result<String, ToolError> {
+    match ctx.input_key("user_name").elicit::<UserName>("What is your name?").await? {
+        Elicitation::Accept(UserName { name }) => Ok(format!("Hello, {name}!")),
+        _ => Ok("Hello, anonymous!".into()),
+    }
+}
+
+/// Asks the client's model a question, then answers with its reply
+#[tool]
+async fn test_input_required_result_sampling(ctx: Context) -> Result<String, ToolError> {
+    let request = SamplingRequest::new(100).user("What is the capital of France?");
+    let answer = ctx.input_key("capital_question").sample(request).await?;
+    Ok(format!("The model said: {}", answer.text().unwrap_or_default()))
+}
+
+/// Asks for the client's roots, then counts them
+#[tool]
+async fn test_input_required_result_list_roots(ctx: Context) -> Result<String, ToolError> {
+    let roots = ctx.input_key("client_roots").list_roots().await?;
+    Ok(format!("Found {} root(s)", roots.len()))
+}
+
+/// Asks for a confirmation, the answers so far travelling in the request state
+#[tool]
+async fn test_input_required_result_request_state(ctx: Context) -> Result<String, ToolError> {
+    match ctx.input_key("confirm").elicit::<Confirmation>("Please confirm").await? {
+        Elicitation::Accept(Confirmation { ok: true }) => Ok("Confirmed: state-ok".into()),
+        _ => Ok("Not confirmed: state-ok".into()),
+    }
+}
+
+/// Asks three things at once: a name, a greeting from the model, the roots
+#[tool]
+async fn test_input_required_result_multiple_inputs(ctx: Context) -> Result<String, ToolError> {
+    let (name, greeting, roots) = tokio::join!(
+        ctx.input_key("user_name").elicit::<UserName>("What is your name?"),
+        ctx.input_key("greeting").sample(SamplingRequest::new(50).user("Generate a greeting")),
+        ctx.input_key("client_roots").list_roots(),
+    );
+    let name = match name? {
+        Elicitation::Accept(UserName { name }) => name,
+        _ => "anonymous".into(),
+    };
+    let greeting = greeting?;
+    Ok(format!("{name}: {} ({} root(s))", greeting.text().unwrap_or_default(), roots?.len()))
+}
+
+/// Asks two questions in two rounds: a name, then a favorite color
+#[tool]
+async fn test_input_required_result_multi_round(ctx: Context) -> Result<String, ToolError> {
+    let Elicitation::Accept(UserName { name }) =
+        ctx.input_key("step1").elicit::<UserName>("Step 1: What is your name?").await?
+    else {
+        return Ok("No name given".into());
+    };
+    let Elicitation::Accept(FavoriteColor { color }) =
+        ctx.input_key("step2").elicit::<FavoriteColor>("Step 2: What is your favorite color?").await?
+    else {
+        return Ok(format!("{name} gave no color"));
+    };
+    Ok(format!("{name}'s favorite color is {color}"))
+}
+
+/// Asks for a confirmation; a retry whose request state was altered is refused
+#[tool]
+async fn test_input_required_result_tampered_state(ctx: Context) -> Result<String, ToolError> {
+    match ctx.input_key("confirm").elicit::<Confirmation>("Please confirm").await? {
+        Elicitation::Accept(_) => Ok("Confirmed".into()),
+        _ => Ok("Not confirmed".into()),
+    }
+}
+
+/// Asks only what the client declared it can answer (sampling; elicitation and roots if declared)
+#[tool]
+async fn test_input_required_result_capabilities(ctx: Context) -> Result<String, ToolError> {
+    let declared = ctx.client_capabilities();
+    let (elicit, roots) = (declared.contains_key("elicitation"), declared.contains_key("roots"));
+    let sample = ctx.input_key("sampling_request").sample(SamplingRequest::new(20).user("Say hello"));
+    let name = async {
+        if elicit {
+            Some(ctx.input_key("user_name").elicit::<UserName>("What is your name?").await)
+        } else {
+            None
+        }
+    };
+    let listed = async { if roots { Some(ctx.input_key("client_roots").list_roots().await) } else { None } };
+    let (sampled, name, listed) = tokio::join!(sample, name, listed);
+    let mut answer = format!("Sampled: {}", sampled?.text().unwrap_or_default());
+    if let Some(Elicitation::Accept(UserName { name })) = name.transpose()? {
+        answer.push_str(&format!("; name: {name}"));
+    }
+    if let Some(roots) = listed.transpose()? {
+        answer.push_str(&format!("; {} root(s)", roots.len()));
+    }
+    Ok(answer)
+}
+
+/// A value a 2026-07-28 HTTP client mirrors in the `Mcp-Param-Value` header.
+#[derive(Deserialize, JsonSchema)]
+struct HeaderValue {
+    /// The value, also sent as the `Mcp-Param-Value` header
+    #[schemars(extend("x-mcp-header" = "Value"))]
+    value: String,
+}
+
+/// Validates SEP-2243 custom parameter headers
+#[tool]
+async fn test_custom_header(Args(HeaderValue { value }): Args<HeaderValue>) -> String {
+    value
+}
+
+/// Asks for the context to use (key `user_context`), then renders the prompt
+#[prompt(title = "Input Required Prompt")]
+async fn test_input_required_result_prompt(ctx: Context) -> Result<Vec<PromptMessage>, ToolError> {
+    let context = match ctx
+        .input_key("user_context")
+        .elicit::<PromptContext>("What context should the prompt use?")
+        .await?
+    {
+        Elicitation::Accept(PromptContext { context }) => context,
+        _ => "none".into(),
+    };
+    Ok(vec![PromptMessage::user(format!("Use this context: {context}"))])
 }
 
 // ===== Resources =====
@@ -344,10 +575,14 @@ async fn test_prompt_with_image() -> Vec<PromptMessage> {
 }
 
 fn main() -> ExitCode {
+    let running = Arc::new(Running::default());
     let builder = Server::builder()
         .name("mcp-conformance-test-server")
         .version("1.0.0")
+        .state_arc(running.clone())
         .tool(json_schema_2020_12_tool())
+        .tool(dynamic_tool())
+        .prompt(dynamic_prompt())
         .completer(|_, _| async { Vec::new() });
     let server = match builder.build() {
         Ok(server) => server,
@@ -356,6 +591,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let _ = running.server.set(server.clone());
     // The watched resource "changes" every 3 seconds; subscribers are told.
     let ticker = server.clone();
     std::thread::spawn(move || {

@@ -12,8 +12,10 @@
 # 2. The TypeScript SDK (tests/interop/package-lock.json, the machine's node): quickstart over
 #    stdio (ts_client.mjs); everything over stdio, Streamable HTTP and HTTP with SSE answers
 #    (ts_everything.mjs: tools, progress, logging, sampling, elicitation, resources, prompts).
-# 3. The Python SDK (tests/interop/requirements.txt, a venv): py_client.py, everything over stdio
-#    and HTTP, quickstart's structured output over stdio, the 2026 server/discover fallback.
+# 3. The Python SDK (tests/interop/requirements.txt, a venv): py_client.py, in both eras
+#    (`mode="auto"` must land on 2026-07-28, checked on the wire: server/discover, no initialize,
+#    the envelope on every request, input_required answered and retried; `mode="legacy"`:
+#    2025-11-25): everything over stdio and HTTP, quickstart's structured output over stdio.
 # 4. Two stateless `quickstart --http` instances behind nginx (Debian's package, installed with
 #    apt-get when missing), configured as in the README's "Deploying several instances": curl and
 #    the TypeScript SDK without a session through the proxy reach both instances, GET is 405, a

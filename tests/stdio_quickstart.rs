@@ -52,10 +52,11 @@ fn requests_before_initialize_are_errors_and_ping_is_allowed() {
     assert_eq!(answer["result"], json!({}));
     let (answer, _) = server.request("tools/list", json!({}));
     assert_eq!(answer["error"]["code"], -32600);
-    // Dual-era clients probe the 2026 stateless handshake first and must get an error back.
+    // A 2026-07-28 probe without its envelope is invalid params (it names what is missing)…
     let (answer, _) = server.request("server/discover", json!({}));
-    assert_eq!(answer["error"]["code"], -32601);
-    // And they can still initialize afterwards.
+    assert_eq!(answer["error"]["code"], -32602);
+    assert!(answer["error"]["message"].as_str().unwrap().contains("_meta"), "{answer}");
+    // …and does not decide the connection's era: the client can still initialize afterwards.
     assert_eq!(server.initialize()["protocolVersion"], "2025-11-25");
 }
 
@@ -214,6 +215,17 @@ fn cli_lists_and_calls_tools() {
     assert_eq!(failed.status.code(), Some(1), "isError → exit code 1");
     let result: Value = serde_json::from_slice(&failed.stdout).unwrap();
     assert_eq!(result["isError"], true);
+
+    let stateless = std::process::Command::new(&binary)
+        .args(["call", "--stateless", "create_note", r#"{"title":"s","body":"b"}"#])
+        .output()
+        .unwrap();
+    assert!(stateless.status.success(), "{}", String::from_utf8_lossy(&stateless.stderr));
+    let result: Value = serde_json::from_slice(&stateless.stdout).unwrap();
+    assert_eq!(
+        (result["resultType"].as_str(), result["structuredContent"]["title"].as_str()),
+        (Some("complete"), Some("s"))
+    );
 
     let unknown = std::process::Command::new(&binary).args(["call", "nope"]).output().unwrap();
     assert_eq!(unknown.status.code(), Some(2));

@@ -14,8 +14,10 @@ const USAGE: &str = "\
 USAGE:
     {bin}                      serve MCP over stdio (what MCP hosts run)
     {bin} list                 print the tools as `tools/list` sends them (JSON)
-    {bin} call NAME [ARGS]     call tool NAME with ARGS (a JSON object, default {}) and
-                               print the result; exit code 1 if the result is an error
+    {bin} call NAME [ARGS] [--stateless]
+                               call tool NAME with ARGS (a JSON object, default {}) and
+                               print the result; exit code 1 if the result is an error.
+                               --stateless: as a 2026-07-28 client (default: 2025-11-25)
     {bin} --http ADDR [OPTIONS]
                                serve Streamable HTTP at http://ADDR/mcp; ADDR is HOST:PORT
                                or a PORT on 127.0.0.1. OPTIONS:
@@ -130,8 +132,18 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
             print_json(&server.tools_json());
             ExitCode::SUCCESS
         }
-        ["call", name] => call(server, name, "{}").await,
-        ["call", name, arguments] => call(server, name, arguments).await,
+        ["call", rest @ ..] if !rest.is_empty() && rest.len() <= 3 => {
+            let stateless = rest.contains(&"--stateless");
+            let positional: Vec<&str> = rest.iter().copied().filter(|a| *a != "--stateless").collect();
+            match positional.as_slice() {
+                [name] => call(server, name, "{}", stateless).await,
+                [name, arguments] => call(server, name, arguments, stateless).await,
+                _ => {
+                    eprintln!("error: unexpected arguments {args:?}\n\n{usage}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         ["--http", rest @ ..] => http(server, rest, &usage).await,
         _ => {
             eprintln!("error: unexpected arguments {args:?}\n\n{usage}");
@@ -140,7 +152,7 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
     }
 }
 
-async fn call(server: &Server, name: &str, arguments: &str) -> ExitCode {
+async fn call(server: &Server, name: &str, arguments: &str, stateless: bool) -> ExitCode {
     let arguments: Value = match serde_json::from_str(arguments) {
         Ok(v @ Value::Object(_)) => v,
         Ok(other) => {
@@ -152,11 +164,16 @@ async fn call(server: &Server, name: &str, arguments: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let connection = Connection::open(server, None);
-    if let Err(e) = connection.initialize(json!({})).await {
-        eprintln!("error: the server refused to initialize: {}", e.message);
-        return ExitCode::from(2);
-    }
+    let connection = if stateless {
+        Connection::open_stateless(server, json!({}), None)
+    } else {
+        let connection = Connection::open(server, None);
+        if let Err(e) = connection.initialize(json!({})).await {
+            eprintln!("error: the server refused to initialize: {}", e.message);
+            return ExitCode::from(2);
+        }
+        connection
+    };
     let result = connection.request("tools/call", json!({"name": name, "arguments": arguments})).await;
     for notification in connection.take_notifications().await {
         eprintln!("{notification}");

@@ -71,7 +71,7 @@ pub use model::result::{Content, EmbeddedResource, ToolOutput, ToolResult};
 pub use model::schema;
 pub use model::tool::{Annotations, Args, Icon, Tool};
 pub use protocol::messages::LogLevel;
-pub use protocol::{Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+pub use protocol::{Era, Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 pub use registry::catalog::{CompletionRef, CompletionRequest};
 pub use server::{Server, ServerBuilder, ToolInfo};
 #[cfg(feature = "http")]

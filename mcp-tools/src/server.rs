@@ -15,16 +15,19 @@ use tokio::sync::broadcast;
 use crate::__private::ToolRegistration;
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
+use crate::dispatch::stateless::random_key;
 use crate::dispatch::{ServerEvent, Shared};
 use crate::model::apps::AppView;
 use crate::model::error::BuildError;
 use crate::model::prompt::Prompt;
 use crate::model::resource::{Resource, ResourceTemplate};
 use crate::model::tool::{Annotations, Tool};
+use crate::protocol::Era;
 use crate::protocol::Implementation;
+use crate::protocol::stateless::CacheHint;
 use crate::registry::build::{build_entries, runtime_entry};
 use crate::registry::catalog::{Catalog, CatalogBuilder, CompletionRequest};
-use crate::registry::tools::{Registry, ToolEntry};
+use crate::registry::tools::{Paging, Registry, ToolEntry};
 
 /// Default number of tools per `tools/list` page: large enough that most servers fit in one.
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
@@ -42,7 +45,7 @@ struct Changes {
     tools: Mutex<ToolSet>,
     /// Serializes catalog changes so none is lost.
     catalog: Mutex<()>,
-    page_size: usize,
+    paging: Paging,
     deferral: Option<Arc<DeferredTools>>,
 }
 
@@ -50,16 +53,16 @@ struct Changes {
 /// pinned tools listed and the rest reachable through them.
 fn registry_of(
     mut entries: Vec<Arc<ToolEntry>>,
-    page_size: usize,
+    paging: Paging,
     deferral: Option<&Arc<DeferredTools>>,
 ) -> Registry {
     match deferral {
-        None => Registry::listing_all(entries, page_size),
+        None => Registry::listing_all(entries, paging),
         Some(deferral) => {
             entries.sort_by(|a, b| a.name.cmp(&b.name));
             let (meta_tools, listed) = deferral.plan(&entries);
             entries.extend(meta_tools);
-            Registry::new(entries, &listed, page_size)
+            Registry::new(entries, &listed, paging)
         }
     }
 }
@@ -96,6 +99,9 @@ pub struct ServerBuilder {
     deferral: Option<DeferredTools>,
     views: Vec<AppView>,
     page_size: usize,
+    list_ttl: Duration,
+    state_key: Option<[u8; 32]>,
+    only_era: Option<Era>,
     max_message_bytes: usize,
     shutdown_timeout: Duration,
     client_request_timeout: Duration,
@@ -113,6 +119,9 @@ impl Default for ServerBuilder {
             deferral: None,
             views: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
+            list_ttl: Duration::ZERO,
+            state_key: None,
+            only_era: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_timeout: Duration::from_secs(10),
             client_request_timeout: Duration::from_secs(300),
@@ -225,6 +234,31 @@ impl ServerBuilder {
         self.page_size = size.max(1);
         self
     }
+    /// Serves one era of the protocol only (default: both, each client in its own; see
+    /// [`Era`]). Pinned to [`Era::Handshake`], the server behaves as a 2025-11-25 server:
+    /// `server/discover` is an unknown method, so dual-era clients fall back to `initialize`.
+    /// Pinned to [`Era::Stateless`], `initialize` is an unknown method.
+    pub fn only_era(mut self, era: Era) -> Self {
+        self.only_era = Some(era);
+        self
+    }
+    /// How long 2026-07-28 clients may reuse the results of `tools/list`, `prompts/list`,
+    /// `resources/list` and `resources/templates/list` (their `ttlMs`; default 0: ask again every
+    /// time). Set it when the catalog does not change while serving, or when clients listen for
+    /// its changes.
+    pub fn list_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+    /// The key that signs the `requestState` of 2026-07-28 requests that ask the client
+    /// something (the state carries the answers so far, and the client must not alter it).
+    /// Default: random, per process. Give every instance behind a load balancer the same
+    /// secret, so a retry may reach any of them; it is hashed into the key.
+    pub fn request_state_secret(mut self, secret: impl AsRef<[u8]>) -> Self {
+        use sha2::Digest as _;
+        self.state_key = Some(sha2::Sha256::digest(secret.as_ref()).into());
+        self
+    }
     /// The largest message accepted, in bytes (default 16 MiB). Larger ones are answered with
     /// an error and discarded; the connection stays open.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
@@ -279,7 +313,10 @@ impl ServerBuilder {
         }
         let catalog = catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
         let deferral = self.deferral.map(Arc::new);
-        let registry = registry_of(entries.clone(), self.page_size, deferral.as_ref());
+        let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        let list_cache = CacheHint { ttl_ms, public: true };
+        let paging = Paging { page_size: self.page_size, cache: list_cache };
+        let registry = registry_of(entries.clone(), paging, deferral.as_ref());
         let (events, _) = broadcast::channel(64);
         Ok(Server {
             shared: Arc::new(Shared {
@@ -292,11 +329,14 @@ impl ServerBuilder {
                 max_message_bytes: self.max_message_bytes,
                 shutdown_timeout: self.shutdown_timeout,
                 client_request_timeout: self.client_request_timeout,
+                state_key: self.state_key.unwrap_or_else(random_key),
+                list_cache,
+                only_era: self.only_era,
             }),
             changes: Arc::new(Changes {
                 tools: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),
                 catalog: Mutex::new(()),
-                page_size: self.page_size,
+                paging,
                 deferral,
             }),
         })
@@ -367,7 +407,7 @@ impl Server {
     /// Rebuilds the served tools from `set` and tells every client.
     fn publish_tools(&self, set: &ToolSet) {
         let served = set.entries.iter().filter(|e| !set.disabled.contains(&*e.name)).cloned().collect();
-        let registry = registry_of(served, self.changes.page_size, self.changes.deferral.as_ref());
+        let registry = registry_of(served, self.changes.paging, self.changes.deferral.as_ref());
         self.shared.registry.store(Arc::new(registry));
         let _ = self.shared.events.send(ServerEvent::ToolsChanged);
     }
@@ -489,7 +529,7 @@ impl Server {
         let registry = self.shared.registry.load();
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
-        while let Some(page) = registry.page(cursor.as_deref()) {
+        while let Some(page) = registry.page(cursor.as_deref(), Era::Handshake) {
             let mut page: Value = serde_json::from_str(page.get()).expect("pages are JSON");
             if let Some(Value::Array(listed)) = page.get_mut("tools").map(Value::take) {
                 tools.extend(listed);

@@ -1,6 +1,8 @@
 //! An in-process client for tests: call a server's tools and read their results without a
 //! transport. Messages still go through the real protocol layer (encoding, lifecycle,
-//! validation, concurrency), so what passes here passes over stdio.
+//! validation, concurrency), so what passes here passes over stdio. The client speaks either
+//! era: a 2025-11-25 session ([`TestClient::connect`]) or stateless 2026-07-28 requests
+//! ([`TestClient::connect_stateless`]); a tool should behave the same in both.
 //!
 //! ```rust,standalone_crate
 //! use mcp_tools::{testing::TestClient, tool, Server};
@@ -26,6 +28,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::protocol::Era;
 use crate::server::Server;
 use crate::transport::memory::Connection;
 pub use crate::transport::memory::{Responder, RpcError};
@@ -111,6 +114,62 @@ impl TestClient {
         TestClient { connection }.initialized(capabilities).await
     }
 
+    /// Connects as a 2026-07-28 client: no handshake; every request carries the stateless
+    /// envelope, declaring no capabilities.
+    pub fn connect_stateless(server: &Server) -> TestClient {
+        TestClient { connection: Connection::open_stateless(server, json!({}), None) }
+    }
+
+    /// Connects as a 2026-07-28 client declaring `capabilities`. When a call answers
+    /// `input_required` (a tool asked for sampling, elicitation or roots), `responder` answers
+    /// each input request and the call is retried with the answers, as a real client does: the
+    /// same responder, and the same tool code, as in a 2025-11-25 session.
+    ///
+    /// ```rust,standalone_crate
+    /// use mcp_tools::{tool, Context, Elicitation, Server, ToolError};
+    /// use mcp_tools::testing::TestClient;
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Name { name: String }
+    ///
+    /// /// Greet the user by name.
+    /// #[tool]
+    /// async fn greet(ctx: Context) -> Result<String, ToolError> {
+    ///     match ctx.elicit::<Name>("What is your name?").await? {
+    ///         Elicitation::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+    ///         _ => Ok("Hello!".into()),
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = Server::builder().build().unwrap();
+    /// let answer = |method: &str, _: &serde_json::Value| {
+    ///     assert_eq!(method, "elicitation/create");
+    ///     Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    /// };
+    /// let stateless = TestClient::connect_stateless_with(&server, json!({"elicitation": {}}), answer);
+    /// assert_eq!(stateless.call("greet", json!({})).await.unwrap().text(), "Hello, Ada!");
+    /// let session = TestClient::connect_with(&server, json!({"elicitation": {}}), answer).await;
+    /// assert_eq!(session.call("greet", json!({})).await.unwrap().text(), "Hello, Ada!");
+    /// # }
+    /// ```
+    pub fn connect_stateless_with(
+        server: &Server,
+        capabilities: Value,
+        responder: impl Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync + 'static,
+    ) -> TestClient {
+        TestClient { connection: Connection::open_stateless(server, capabilities, Some(Arc::new(responder))) }
+    }
+
+    /// The era this client speaks.
+    pub fn era(&self) -> Era {
+        self.connection.era()
+    }
+
     async fn initialized(self, capabilities: Value) -> TestClient {
         self.connection.initialize(capabilities).await.expect("initialize succeeds");
         self
@@ -121,12 +180,14 @@ impl TestClient {
         TestClient { connection: Connection::open(server, None) }
     }
 
-    /// Sends a request and waits for its answer.
+    /// Sends a request and waits for its answer (stateless: answering and retrying an
+    /// `input_required` result until the request completes).
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         self.connection.request(method, params).await
     }
 
-    /// Sends a request without waiting; returns its id (see [`answer`](Self::answer)).
+    /// Sends a request without waiting; returns its id (see [`answer`](Self::answer)). Stateless,
+    /// the params get the envelope; the answer is the first round's, even `input_required`.
     pub fn send_request(&self, method: &str, params: Value) -> i64 {
         self.connection.send_request(method, params)
     }

@@ -1,15 +1,17 @@
 """Interop test: the official MCP Python SDK client (`mcp`, pinned in requirements.txt) against
-the example servers.
+the example servers, in both protocol eras.
 
     python py_client.py --everything BIN --quickstart BIN --http URL
 
-- `everything` over stdio (`mcp.client.stdio.stdio_client` + `mcp.ClientSession`),
-- `everything --http` over Streamable HTTP (`mcp.client.streamable_http.streamable_http_client`
-  + `mcp.ClientSession`, and the SDK's own `mcp.Client(mode="auto")`),
-- `quickstart` over stdio: structured output validated by the client against the outputSchema.
+The 2.x client is dual-era: `mcp.Client(mode="auto")` probes `server/discover` first and speaks
+2026-07-28 when the server answers it (sampling and elicitation then travel as input requests
+of `input_required` results, which the client answers and retries); `mode="legacy"` forces the
+2025-11-25 `initialize` handshake. Both are checked against
 
-The 2.x client is dual-era: it probes the 2026 `server/discover` first and falls back to the
-`initialize` handshake when the server answers with an error. Both are checked.
+- `everything` over stdio (the client's messages recorded by a `tee` in front of the server,
+  so the 2026 era is verified on the wire, not by fallback),
+- `everything --http` over Streamable HTTP (every request recorded by an httpx hook),
+- `quickstart` over stdio: structured output validated by the client against the outputSchema.
 
 Prints one line per check ("ok - name" / "not ok - name: reason"), then "N passed, M failed".
 Exits 1 when any check failed.
@@ -20,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
+import tempfile
 import traceback
 import warnings
 from collections.abc import Awaitable, Callable
@@ -28,13 +32,14 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import Client, ClientSession, MCPDeprecationWarning, MCPError, StdioServerParameters
+from mcp import Client, MCPDeprecationWarning, StdioServerParameters
 from mcp.client.session import ClientRequestContext
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.subscriptions import ToolsListChanged
 
-EXPECTED_VERSION = "2025-11-25"
+LEGACY = "2025-11-25"
+MODERN = "2026-07-28"
 SAMPLED = "Four, from the Python sampling callback"
 ELICITED = "python elicitation answer"
 TIMEOUT = 20  # seconds per step
@@ -89,7 +94,7 @@ def short(value: object) -> str:
 
 
 class Callbacks:
-    """Client-side handlers for the server's requests and notifications, with what they saw."""
+    """Client-side handlers for the server's questions and notifications, with what they saw."""
 
     def __init__(self) -> None:
         self.sampling: list[types.CreateMessageRequestParams] = []
@@ -109,12 +114,21 @@ class Callbacks:
 
     async def elicitation_callback(self, context: ClientRequestContext, params: Any) -> types.ElicitResult:
         self.elicitations.append(params)
-        return types.ElicitResult(action="accept", content={"response": ELICITED})
+        # Fill in the form: `response` (test_elicitation) with ELICITED, other text fields with a
+        # name, booleans with true.
+        properties = (getattr(params, "requested_schema", None) or {}).get("properties", {})
+        content: dict[str, Any] = {}
+        for field, schema in properties.items():
+            if schema.get("type") == "boolean":
+                content[field] = True
+            else:
+                content[field] = ELICITED if field == "response" else "Pythonista"
+        return types.ElicitResult(action="accept", content=content)
 
     async def logging_callback(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
 
-    def session_kwargs(self) -> dict[str, Any]:
+    def client_kwargs(self) -> dict[str, Any]:
         return {
             "sampling_callback": self.sampling_callback,
             "elicitation_callback": self.elicitation_callback,
@@ -123,35 +137,22 @@ class Callbacks:
         }
 
 
-async def probe_then_initialize(p: str, session: ClientSession, codes: tuple[int, ...]) -> bool:
-    """What the dual-era client does on connect: `server/discover` first, then `initialize`.
-
-    The probe must fail with one of `codes`: over stdio -32601 (method not found); over HTTP the
-    probe's `MCP-Protocol-Version: 2026-07-28` header is refused first (400, -32600), which the
-    client treats the same way.
-    """
-
-    async def discover() -> None:
-        try:
-            result = await session.discover()
-        except MCPError as e:
-            assert e.code in codes, f"error {e.code} (expected one of {codes}): {e}"
-            print(f"# {p} server/discover answered error {e.code}: {e}", flush=True)
-            return
-        raise AssertionError(f"server/discover succeeded: {result!r}")
-
-    await check(f"{p} server/discover probe answered with error {' or '.join(map(str, codes))}", discover)
-
-    async def initialize() -> None:
-        result = await session.initialize()
-        assert result.protocol_version == EXPECTED_VERSION, f"protocolVersion {result.protocol_version}"
-        assert session.protocol_version == EXPECTED_VERSION, f"session.protocol_version {session.protocol_version}"
-
-    return bool(await check(f"{p} falls back to initialize: protocol {EXPECTED_VERSION}", initialize))
+def client_for(server: Any, cb: Callbacks, modern: bool) -> Client:
+    """The SDK's client: `mode="auto"` (it probes, and must land on 2026-07-28, asking for logs
+    with the request's `logLevel`) or `mode="legacy"` (the 2025-11-25 handshake)."""
+    if modern:
+        return Client(server, mode="auto", log_level="debug", **cb.client_kwargs())
+    return Client(server, mode="legacy", **cb.client_kwargs())
 
 
-async def fixture_checks(p: str, session: ClientSession, cb: Callbacks) -> None:
-    """The checks against the conformance fixture, on an initialized session."""
+async def fixture_checks(p: str, session: Client, cb: Callbacks, modern: bool) -> None:
+    """The checks against the conformance fixture, on a connected client of either era."""
+
+    async def era() -> None:
+        expected = MODERN if modern else LEGACY
+        assert session.protocol_version == expected, f"protocol_version {session.protocol_version}"
+
+    await check(f"{p} speaks {MODERN if modern else LEGACY}", era)
 
     async def server_info() -> None:
         info = session.server_info
@@ -189,7 +190,8 @@ async def fixture_checks(p: str, session: ClientSession, cb: Callbacks) -> None:
     await check(f"{p} progress callback gets 0, 50, 100 of 100", progress)
 
     async def logging() -> None:
-        await session.set_logging_level("debug")
+        if not modern:  # 2026-07-28 asks for logs per request (the client's log_level)
+            await session.set_logging_level("debug")
         cb.logs.clear()
         result = await session.call_tool("test_tool_with_logging", {})
         assert not result.is_error, text_of(result)
@@ -206,7 +208,7 @@ async def fixture_checks(p: str, session: ClientSession, cb: Callbacks) -> None:
         result = await session.call_tool("test_sampling", {"prompt": "What is 2 + 2?"})
         assert not result.is_error, text_of(result)
         assert text_of(result) == f"LLM response: {SAMPLED}", short(text_of(result))
-        assert len(cb.sampling) == 1, f"{len(cb.sampling)} sampling requests"
+        assert len(cb.sampling) == 1, f"{len(cb.sampling)} sampling requests"  # one question, one retry
         content = cb.sampling[0].messages[0].content
         assert getattr(content, "text", None) == "What is 2 + 2?", f"request carried {content!r}"
 
@@ -235,113 +237,163 @@ async def fixture_checks(p: str, session: ClientSession, cb: Callbacks) -> None:
 
     await check(f"{p} prompts/get test_prompt_with_arguments", get_prompt)
 
+    if not modern:
+        return
+
+    async def input_required() -> None:
+        cb.elicitations.clear()
+        result = await session.call_tool("test_input_required_result_elicitation", {})
+        assert text_of(result) == "Hello, Pythonista!", short(text_of(result))
+        assert len(cb.elicitations) == 1, repr(cb.elicitations)
+
+    await check(f"{p} input_required: the elicitation callback answers and the client retries", input_required)
+
+    async def multi_round() -> None:
+        cb.elicitations.clear()
+        result = await session.call_tool("test_input_required_result_multi_round", {})
+        assert not result.is_error and len(cb.elicitations) == 2, f"{text_of(result)} after {len(cb.elicitations)}"
+
+    await check(f"{p} input_required over two rounds (answers sealed in requestState)", multi_round)
+
+    async def listen() -> None:
+        async with session.listen(tools_list_changed=True) as sub:
+            assert sub.honored.tools_list_changed, repr(sub.honored)
+            await session.call_tool("test_trigger_tool_change", {})
+            with anyio.fail_after(5):
+                event = await sub.__anext__()
+            assert isinstance(event, ToolsListChanged), repr(event)
+
+    await check(f"{p} subscriptions/listen: acknowledged, then tools/list_changed", listen)
+
+
+def recorded_stdio(binary: str, log: str) -> StdioServerParameters:
+    """The server behind a `tee` that records every message the client sends it."""
+    return StdioServerParameters(command="bash", args=["-c", f"tee -a {shlex.quote(log)} | {shlex.quote(binary)}"])
+
+
+def sent_messages(log: str) -> list[dict[str, Any]]:
+    with open(log) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def check_modern_wire(requests: list[dict[str, Any]], versions: list[str | None] | None = None) -> None:
+    """What a 2026-07-28 client sends: a probe, no handshake, the envelope on every request, and a
+    retry with answers after an `input_required` result."""
+    methods = [m.get("method") for m in requests if "id" in m]
+    assert methods and methods[0] == "server/discover", f"first request {methods[:1]}"
+    assert "initialize" not in methods, f"initialize sent: {methods}"
+    for message in requests:
+        if "id" in message and "method" in message:
+            meta = (message.get("params") or {}).get("_meta") or {}
+            assert meta.get("io.modelcontextprotocol/protocolVersion") == MODERN, f"no 2026 envelope: {short(message)}"
+    retries = [m for m in requests if m.get("method") == "tools/call" and "inputResponses" in (m.get("params") or {})]
+    assert retries, "no tools/call retried with inputResponses"
+    if versions is not None:
+        assert all(v == MODERN for v in versions), f"MCP-Protocol-Version headers {sorted(set(map(str, versions)))}"
+
 
 async def everything_stdio(binary: str) -> None:
-    p = "everything stdio:"
-    cb = Callbacks()
-    params = StdioServerParameters(command=binary, args=[])
-    with open(os.devnull, "w") as devnull:
-        async with stdio_client(params, errlog=devnull) as (read, write):
-            async with ClientSession(read, write, **cb.session_kwargs()) as session:
-                if await probe_then_initialize(p, session, (types.METHOD_NOT_FOUND,)):
-                    await fixture_checks(p, session, cb)
+    for modern in (True, False):
+        p = f"everything stdio ({'auto' if modern else 'legacy'}):"
+        cb = Callbacks()
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as log:
+            path = log.name
+        async with client_for(recorded_stdio(binary, path), cb, modern) as client:
+            await fixture_checks(p, client, cb, modern)
+        if modern:
+            await check(f"{p} on the wire: server/discover, no initialize, envelopes, a retry", lambda: wire_stdio(path))
+        os.unlink(path)
 
-        # The SDK's own connect policy (mode="auto": discover, fall back to initialize).
-        async def auto() -> None:
-            async with Client(StdioServerParameters(command=binary, args=[]), mode="auto") as client:
-                assert client.protocol_version == EXPECTED_VERSION, f"protocol_version {client.protocol_version}"
-                assert isinstance(client.session, ClientSession)
-                result = await client.call_tool("test_simple_text", {})
-                assert text_of(result) == "This is a simple text response for testing.", short(text_of(result))
 
-        await check(f"{p} mcp.Client(mode='auto') connects at {EXPECTED_VERSION} and calls a tool", auto)
+async def wire_stdio(path: str) -> None:
+    check_modern_wire(sent_messages(path))
 
 
 async def everything_http(url: str) -> None:
-    p = f"everything http {url}:"
-    cb = Callbacks()
-    wire: list[tuple[str, Any]] = []
+    for modern in (True, False):
+        p = f"everything http {url} ({'auto' if modern else 'legacy'}):"
+        cb = Callbacks()
+        bodies: list[dict[str, Any]] = []
+        versions: list[str | None] = []
 
-    async def on_request(request: Any) -> None:
-        try:
-            body = json.loads(request.content)
-        except Exception:  # noqa: BLE001 - GET/DELETE have no body
-            body = None
-        wire.append(("request", f"{request.method} {body.get('method') if isinstance(body, dict) else ''}".strip()))
+        async def on_request(request: Any) -> None:
+            try:
+                body = json.loads(request.content)
+            except Exception:  # noqa: BLE001 - GET/DELETE have no body
+                return
+            if isinstance(body, dict):
+                bodies.append(body)
+                if "id" in body:
+                    versions.append(request.headers.get("mcp-protocol-version"))
 
-    async def on_response(response: Any) -> None:
-        wire.append(("response", response.status_code))
+        http = create_mcp_http_client()
+        http.event_hooks = {"request": [on_request]}
+        async with http:
+            async with client_for(streamable_http_client(url, http_client=http), cb, modern) as client:
+                await fixture_checks(p, client, cb, modern)
+        if modern:
 
-    http = create_mcp_http_client()
-    http.event_hooks = {"request": [on_request], "response": [on_response]}
-    async with http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write, **cb.session_kwargs()) as session:
-                if await probe_then_initialize(p, session, (types.METHOD_NOT_FOUND, types.INVALID_REQUEST)):
-                    await fixture_checks(p, session, cb)
+            async def wire() -> None:
+                check_modern_wire(bodies, versions)
 
-        # The SDK's own connect policy, with the HTTP exchange recorded.
-        async def auto() -> None:
-            wire.clear()
-            transport = streamable_http_client(url, http_client=http)
-            async with Client(transport, mode="auto", sampling_callback=cb.sampling_callback) as client:
-                assert client.protocol_version == EXPECTED_VERSION, f"protocol_version {client.protocol_version}"
-                posts = [what for kind, what in wire if kind == "request" and what.startswith("POST")]
-                assert posts[:2] == ["POST server/discover", "POST initialize"], f"requests {posts}"
-                cb.sampling.clear()
-                result = await client.call_tool("test_sampling", {"prompt": "Say hi"})
-                assert text_of(result) == f"LLM response: {SAMPLED}", short(text_of(result))
-            print(f"# {p} mcp.Client(mode='auto') HTTP exchange: {wire[:4]}", flush=True)
+            await check(f"{p} on the wire: server/discover, no initialize, envelopes and headers, a retry", wire)
+        else:
 
-        await check(f"{p} mcp.Client(mode='auto') probes, falls back to initialize, samples", auto)
+            async def handshake() -> None:
+                methods = [b.get("method") for b in bodies if "id" in b]
+                assert methods[:1] == ["initialize"], f"requests {methods[:3]}"
+
+            await check(f"{p} on the wire: initialize first", handshake)
 
 
 async def quickstart_stdio(binary: str) -> None:
-    p = "quickstart stdio:"
-    params = StdioServerParameters(command=binary, args=[])
-    with open(os.devnull, "w") as devnull:
-        async with stdio_client(params, errlog=devnull) as (read, write):
-            async with ClientSession(read, write) as session:
-                if not await probe_then_initialize(p, session, (types.METHOD_NOT_FOUND,)):
-                    return
-                tools = await check(f"{p} tools/list", lambda: session.list_tools())
-                if tools:
+    for modern in (True, False):
+        p = f"quickstart stdio ({'auto' if modern else 'legacy'}):"
+        async with client_for(StdioServerParameters(command=binary, args=[]), Callbacks(), modern) as session:
 
-                    async def schema() -> None:
-                        create = next(t for t in tools.tools if t.name == "create_note")
-                        assert create.output_schema and create.output_schema.get("type") == "object", repr(create)
+            async def era() -> None:
+                expected = MODERN if modern else LEGACY
+                assert session.protocol_version == expected, f"protocol_version {session.protocol_version}"
 
-                    await check(f"{p} create_note has an object outputSchema", schema)
+            await check(f"{p} speaks {MODERN if modern else LEGACY}", era)
+            tools = await check(f"{p} tools/list", lambda: session.list_tools())
+            if tools:
 
-                async def create() -> types.CallToolResult:
-                    # call_tool validates structuredContent against the listed outputSchema (jsonschema).
-                    result = await session.call_tool(
-                        "create_note", {"title": "From Python", "body": "validated", "tags": ["py"]}
-                    )
-                    assert not result.is_error, text_of(result)
-                    sc = result.structured_content
-                    assert isinstance(sc, dict) and isinstance(sc.get("id"), int), f"structured_content {sc!r}"
-                    assert sc["title"] == "From Python" and sc["tags"] == ["py"], f"structured_content {sc!r}"
-                    assert json.loads(text_of(result)) == sc, "text block differs from structuredContent"
-                    return result
+                async def schema() -> None:
+                    create = next(t for t in tools.tools if t.name == "create_note")
+                    assert create.output_schema and create.output_schema.get("type") == "object", repr(create)
 
-                created = await check(f"{p} call create_note: structuredContent validated by the client", create)
+                await check(f"{p} create_note has an object outputSchema", schema)
 
-                async def search() -> None:
-                    result = await session.call_tool("search_notes", {"query": "python"})
-                    sc = result.structured_content
-                    assert sc and sc["total"] == 1, f"structured_content {sc!r}"
-                    assert sc["notes"][0]["id"] == created.structured_content["id"], repr(sc)
+            async def create() -> types.CallToolResult:
+                # call_tool validates structuredContent against the listed outputSchema (jsonschema).
+                result = await session.call_tool(
+                    "create_note", {"title": "From Python", "body": "validated", "tags": ["py"]}
+                )
+                assert not result.is_error, text_of(result)
+                sc = result.structured_content
+                assert isinstance(sc, dict) and isinstance(sc.get("id"), int), f"structured_content {sc!r}"
+                assert sc["title"] == "From Python" and sc["tags"] == ["py"], f"structured_content {sc!r}"
+                assert json.loads(text_of(result)) == sc, "text block differs from structuredContent"
+                return result
 
-                if created:
-                    await check(f"{p} call search_notes finds it (structuredContent validated)", search)
+            created = await check(f"{p} call create_note: structuredContent validated by the client", create)
 
-                async def invalid() -> None:
-                    result = await session.call_tool("search_notes", {"query": 5})
-                    assert result.is_error, f"not an error: {result!r}"
-                    assert "/query" in text_of(result), short(text_of(result))
+            async def search() -> None:
+                result = await session.call_tool("search_notes", {"query": "python"})
+                sc = result.structured_content
+                assert sc and sc["total"] >= 1, f"structured_content {sc!r}"
+                assert created.structured_content["id"] in [n["id"] for n in sc["notes"]], repr(sc)
 
-                await check(f"{p} invalid arguments: isError result naming /query", invalid)
+            if created:
+                await check(f"{p} call search_notes finds it (structuredContent validated)", search)
+
+            async def invalid() -> None:
+                result = await session.call_tool("search_notes", {"query": 5})
+                assert result.is_error, f"not an error: {result!r}"
+                assert "/query" in text_of(result), short(text_of(result))
+
+            await check(f"{p} invalid arguments: isError result naming /query", invalid)
 
 
 async def main() -> int:

@@ -1,7 +1,8 @@
 //! The client link: the one way a running call asks the client something (sampling,
 //! elicitation, roots). A [`Context`](super::Context) holds a link, never the connection, so the
 //! same tool code works however the question travels: as a server→client JSON-RPC request on a
-//! session ([`RequestLink`]), or not at all ([`Unreachable`], stateless HTTP).
+//! 2025-11-25 session ([`RequestLink`]), as an input request of an `input_required` result that
+//! the client answers by retrying (2026-07-28, [`InputLink`]), or not at all ([`Unreachable`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,9 +23,14 @@ use crate::protocol::jsonrpc::encode_notification;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The client did not declare the capability, or the transport cannot carry the request.
+    /// The transport cannot carry the request (e.g. stateless HTTP of 2025-11-25).
     #[error("not supported by this client: {0}")]
     Unsupported(String),
+    /// The client did not declare the capability the request needs (e.g. `sampling`). In
+    /// 2026-07-28, a call that fails with this error (through `?`) is answered with the
+    /// protocol's "missing required client capability" error naming it.
+    #[error("not supported by this client: the client did not declare the `{0}` capability")]
+    MissingCapability(String),
     /// The client answered with a JSON-RPC error.
     #[error("the client refused the request ({code}): {message}")]
     Rejected {
@@ -54,10 +60,12 @@ pub(crate) trait ClientLink: Send + Sync {
         None
     }
 
-    /// Asks the client `method` with `params` and waits for its result. `via` is the queue of the
-    /// call being served (its messages travel together); `cancel` is the call's cancellation.
+    /// Asks the client `method` with `params` and waits for its result. `key` names the question
+    /// among the call's others (stateless input requests); `via` is the queue of the call being
+    /// served (its messages travel together); `cancel` is the call's cancellation.
     fn request<'a>(
         &'a self,
+        key: Option<&'a str>,
         method: &'a str,
         params: Value,
         via: &'a Outbound,
@@ -75,6 +83,7 @@ impl ClientLink for Unreachable {
 
     fn request<'a>(
         &'a self,
+        _: Option<&'a str>,
         _: &'a str,
         _: Value,
         _: &'a Outbound,
@@ -139,6 +148,7 @@ impl RequestLink {
 impl ClientLink for RequestLink {
     fn request<'a>(
         &'a self,
+        _key: Option<&'a str>,
         method: &'a str,
         params: Value,
         via: &'a Outbound,
@@ -178,5 +188,86 @@ impl ClientLink for RequestLink {
             }
             outcome
         })
+    }
+}
+
+/// The input requests of one stateless (2026-07-28) request. A question whose answer came with
+/// the request (its `inputResponses`, or the answers sealed in its `requestState`) is answered
+/// at once; any other is recorded and never answered: the dispatcher sees that input is
+/// required ([`wait_for_questions`](InputLink::wait_for_questions)), drops the call and answers
+/// with an `input_required` result listing what was asked. The client retries with the answers,
+/// and the call runs again from the start, now finding them.
+pub(crate) struct InputLink {
+    answers: HashMap<String, Value>,
+    asked: Mutex<Vec<(String, Value)>>,
+    /// How many questions the call asked so far, in all and under each name: an unnamed question
+    /// is keyed by its position (`elicitation-1`), a named one by its name (the second under the
+    /// same name: `name-2`), so a call that runs again asks under the same keys.
+    count: Mutex<(usize, HashMap<String, usize>)>,
+    questions: tokio::sync::Notify,
+}
+
+impl InputLink {
+    /// A link with these answers (by key).
+    pub fn new(answers: HashMap<String, Value>) -> Self {
+        InputLink {
+            answers,
+            asked: Mutex::new(Vec::new()),
+            count: Mutex::new((0, HashMap::new())),
+            questions: Default::default(),
+        }
+    }
+
+    /// Resolves once the call asked something that has no answer yet.
+    pub async fn wait_for_questions(&self) {
+        loop {
+            let notified = self.questions.notified();
+            if !self.asked.lock().expect("asked lock").is_empty() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// The questions without an answer, `(key, {"method", "params"})`, in the order asked.
+    pub fn take_questions(&self) -> Vec<(String, Value)> {
+        std::mem::take(&mut *self.asked.lock().expect("asked lock"))
+    }
+}
+
+impl ClientLink for InputLink {
+    fn request<'a>(
+        &'a self,
+        key: Option<&'a str>,
+        method: &'a str,
+        params: Value,
+        _: &'a Outbound,
+        _: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, ClientError>> {
+        let key = {
+            let mut count = self.count.lock().expect("count lock");
+            count.0 += 1;
+            match key {
+                None => format!("{}-{}", method.split('/').next().unwrap_or(method), count.0),
+                Some(key) => {
+                    let uses = count.1.entry(key.to_owned()).or_default();
+                    *uses += 1;
+                    if *uses == 1 { key.to_owned() } else { format!("{key}-{uses}") }
+                }
+            }
+        };
+        if !matches!(method, "elicitation/create" | "sampling/createMessage" | "roots/list") {
+            let why = format!(
+                "`{method}` cannot be asked of a 2026-07-28 client (only elicitation, sampling and roots)"
+            );
+            return Box::pin(async move { Err(ClientError::Unsupported(why)) });
+        }
+        if let Some(answer) = self.answers.get(&key) {
+            let answer = answer.clone();
+            return Box::pin(async move { Ok(answer) });
+        }
+        self.asked.lock().expect("asked lock").push((key, json!({"method": method, "params": params})));
+        self.questions.notify_one();
+        Box::pin(std::future::pending())
     }
 }

@@ -16,7 +16,7 @@ pub(crate) mod peer;
 
 use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::messages::{LogLevel, ProgressToken};
-use crate::protocol::{Implementation, RequestId};
+use crate::protocol::{Era, Implementation, RequestId};
 use link::ClientLink;
 use peer::{CloseStream, Outbound, Peer};
 
@@ -89,15 +89,49 @@ pub(crate) struct CallParts {
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<CallParts>,
+    /// The name the client's answers to this context's questions are keyed by (2026-07-28).
+    input_key: Option<Arc<str>>,
 }
 
 impl Context {
     pub(crate) fn new(parts: CallParts) -> Self {
-        Context { inner: Arc::new(parts) }
+        Context { inner: Arc::new(parts), input_key: None }
     }
 
     pub(crate) fn parts(&self) -> &CallParts {
         &self.inner
+    }
+
+    pub(crate) fn input_key_name(&self) -> Option<&str> {
+        self.input_key.as_deref()
+    }
+
+    /// This context, naming what it asks the client `key`: in 2026-07-28 a question to the
+    /// client (an elicitation, a sampling request, a roots request) travels as an entry of the
+    /// `input_required` result's `inputRequests`, and the client answers under the same key. By
+    /// default the key is made from the kind of question and its position in the call
+    /// (`elicitation-1`); name it when a client or a test expects a particular key. Ignored in
+    /// 2025-11-25 sessions.
+    ///
+    /// ```
+    /// use mcp_tools::{tool, Context, Elicitation, ToolError};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Name { name: String }
+    ///
+    /// /// Greet the user by name.
+    /// #[tool]
+    /// async fn greet(ctx: Context) -> Result<String, ToolError> {
+    ///     match ctx.input_key("user_name").elicit::<Name>("What is your name?").await? {
+    ///         Elicitation::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+    ///         _ => Ok("Hello, stranger!".into()),
+    ///     }
+    /// }
+    /// ```
+    pub fn input_key(&self, key: impl Into<String>) -> Context {
+        Context { inner: self.inner.clone(), input_key: Some(key.into().into()) }
     }
 
     /// The JSON-RPC id of the `tools/call` request.
@@ -127,9 +161,15 @@ impl Context {
         &self.inner.peer.client_capabilities
     }
 
-    /// The negotiated protocol revision.
+    /// The protocol revision of this call: negotiated by `initialize`, or carried by the request.
     pub fn protocol_version(&self) -> &str {
         &self.inner.peer.protocol_version
+    }
+
+    /// The era of this call's protocol revision: a 2025-11-25 session or a stateless 2026-07-28
+    /// request. Tools rarely need it: progress, logging and requests to the client work in both.
+    pub fn era(&self) -> Era {
+        self.inner.peer.era
     }
 
     /// Sends `notifications/progress` for this call. Does nothing when the request carried no
@@ -152,7 +192,8 @@ impl Context {
     }
 
     /// Sends a `notifications/message` log entry to the client, if `level` is at or above the
-    /// level the client chose with `logging/setLevel` (default: `info`). `data` is any JSON
+    /// level the client chose: with `logging/setLevel` in a 2025-11-25 session (default: `info`),
+    /// with the request's `logLevel` in 2026-07-28 (none: nothing is sent). `data` is any JSON
     /// value; a string is the usual choice.
     pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
         self.log_as(level, None, data);
@@ -160,7 +201,7 @@ impl Context {
 
     /// Like [`log`](Context::log), naming a logger.
     pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) {
-        if level < self.inner.peer.log_level() {
+        if self.inner.peer.log_level().is_none_or(|min| level < min) {
             return;
         }
         let mut params = json!({"level": level, "data": data.into()});

@@ -22,6 +22,7 @@ use crate::dispatch::call::call_entry;
 use crate::model::apps::{has_view, is_app_only};
 use crate::model::result::ToolResult;
 use crate::model::tool::Annotations;
+use crate::protocol::Era;
 use crate::registry::tools::{DefinedAt, Handler, Listed, NativeHandler, ToolEntry};
 
 /// Serves a catalog deferred: pass it to
@@ -218,11 +219,13 @@ fn meta_entry(
         tags: Vec::new(),
         input_schema: schema,
         output_schema: output_schema.map(Arc::new),
+        bare_output_schema: None,
         annotations,
         meta: None,
         icons: Vec::new(),
         defer: Some(false),
         view: None,
+        header_params: Vec::new(),
         handler: Handler::Native(handler),
         defined_at: DefinedAt::Runtime,
     })
@@ -395,8 +398,11 @@ async fn run(catalog: &Arc<DeferredCatalog>, args: MetaArgs, ctx: Context) -> To
     match args {
         MetaArgs::Search(a) if blocking => off_runtime(catalog.clone(), move |c| search(c, a)).await,
         MetaArgs::Search(a) => search(catalog, a),
-        MetaArgs::Describe(a) if blocking => off_runtime(catalog.clone(), move |c| describe(c, a)).await,
-        MetaArgs::Describe(a) => describe(catalog, a),
+        MetaArgs::Describe(a) if blocking => {
+            let era = ctx.era();
+            off_runtime(catalog.clone(), move |c| describe(c, a, era)).await
+        }
+        MetaArgs::Describe(a) => describe(catalog, a, ctx.era()),
         MetaArgs::Call { read_only, args } => call(catalog, read_only, args, ctx).await,
     }
 }
@@ -469,14 +475,14 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs) -> ToolResult {
     }
 }
 
-fn definition(entry: &ToolEntry) -> Value {
+fn definition(entry: &ToolEntry, era: Era) -> Value {
     let mut def =
         json!({"name": &*entry.name, "description": entry.description, "inputSchema": &*entry.input_schema});
     if let Some(title) = &entry.title {
         def["title"] = json!(title);
     }
-    if let Some(output) = &entry.output_schema {
-        def["outputSchema"] = (**output).clone();
+    if let Some(output) = entry.output_schema_in(era) {
+        def["outputSchema"] = output.clone();
     }
     if !entry.annotations.is_empty() {
         def["annotations"] = json!(entry.annotations);
@@ -484,7 +490,7 @@ fn definition(entry: &ToolEntry) -> Value {
     def
 }
 
-fn describe(catalog: &DeferredCatalog, args: DescribeArgs) -> ToolResult {
+fn describe(catalog: &DeferredCatalog, args: DescribeArgs, era: Era) -> ToolResult {
     if args.names.is_empty() || args.names.len() > MAX_DESCRIBE {
         return ToolResult::error(format!("`names` takes 1 to {MAX_DESCRIBE} tool names"));
     }
@@ -492,7 +498,7 @@ fn describe(catalog: &DeferredCatalog, args: DescribeArgs) -> ToolResult {
     let mut unknown = Vec::new();
     for name in &args.names {
         match catalog.index.position(name) {
-            Some(doc) => tools.push(definition(&catalog.docs[doc])),
+            Some(doc) => tools.push(definition(&catalog.docs[doc], era)),
             None => unknown.push(json!({"name": name, "suggestions": catalog.index.suggest(name, 3)})),
         }
     }

@@ -10,7 +10,8 @@ use serde_json::value::RawValue;
 
 use crate::context::Context;
 use crate::model::apps::backfill_text;
-use crate::model::result::ToolResult;
+use crate::model::result::{OutputPlan, ToolResult};
+use crate::protocol::Era;
 use crate::registry::tools::{Handler, ToolEntry};
 
 /// Runs one tool: decodes and checks its arguments, calls the handler (a panic becomes an
@@ -41,7 +42,12 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
             }
         }
         Handler::Static { handler, plan, .. } => {
-            match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx, *plan))) {
+            // 2026-07-28 clients get a non-object output as it is, 2025-11-25 ones wrapped.
+            let plan = match (ctx.era(), *plan) {
+                (Era::Stateless, OutputPlan::Structured { .. }) => OutputPlan::Structured { wrap: false },
+                (_, plan) => plan,
+            };
+            match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx, plan))) {
                 Err(panic) => panicked(entry, panic),
                 Ok(Err(error)) => {
                     let mut problems = schema_problems(entry, arguments);
@@ -66,6 +72,7 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
                     return invalid_arguments(entry, problems);
                 }
             }
+            let era = ctx.era();
             let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(value, ctx))) {
                 Ok(f) => f,
                 Err(panic) => return panicked(entry, panic),
@@ -75,9 +82,14 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
                 Ok(Err(error)) => return ToolResult::from_error(error, &entry.name),
                 Err(panic) => return panicked(entry, panic),
             };
-            match output_validator {
+            let result = match output_validator {
                 Some(validator) if !result.is_error() => check_output(entry, validator, result),
                 _ => result,
+            };
+            if era == Era::Handshake && entry.wraps_output() && !result.is_error() {
+                result.wrap_structured()
+            } else {
+                result
             }
         }
     }

@@ -16,7 +16,7 @@ use crate::model::prompt::Prompt;
 use crate::model::resource::ResourceRequest;
 use crate::protocol::jsonrpc::{ErrorObject, decode_params};
 use crate::protocol::messages::{CompleteParams, GetPromptParams, PaginatedParams, UriParams};
-use crate::protocol::{INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND};
+use crate::protocol::{Era, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND};
 use crate::registry::catalog::{Catalog, CompletionRef, CompletionRequest};
 use crate::registry::tools::Registry;
 
@@ -25,6 +25,8 @@ use crate::registry::tools::Registry;
 pub(crate) enum Method {
     Initialize,
     Ping,
+    ServerDiscover,
+    SubscriptionsListen,
     ToolsList,
     ToolsCall,
     SetLogLevel,
@@ -42,6 +44,8 @@ pub(crate) enum Method {
 const METHODS: &[(&str, Method)] = &[
     ("initialize", Method::Initialize),
     ("ping", Method::Ping),
+    ("server/discover", Method::ServerDiscover),
+    ("subscriptions/listen", Method::SubscriptionsListen),
     ("tools/list", Method::ToolsList),
     ("tools/call", Method::ToolsCall),
     ("logging/setLevel", Method::SetLogLevel),
@@ -82,6 +86,25 @@ impl Method {
     pub fn before_initialize(self) -> bool {
         matches!(self, Method::Initialize | Method::Ping)
     }
+
+    /// Whether the method exists in `era`: the handshake, `ping`, `logging/setLevel` and
+    /// resource subscriptions are 2025-11-25 only; discovery and listening 2026-07-28 only.
+    pub fn exists_in(self, era: Era) -> bool {
+        use Method::*;
+        match self {
+            Initialize | Ping | SetLogLevel | ResourcesSubscribe | ResourcesUnsubscribe => {
+                era == Era::Handshake
+            }
+            ServerDiscover | SubscriptionsListen => era == Era::Stateless,
+            _ => true,
+        }
+    }
+
+    /// Whether a 2026-07-28 request of this method may answer `input_required` (and so carries
+    /// the answers of a previous round).
+    pub fn takes_input(self) -> bool {
+        matches!(self, Method::ToolsCall | Method::PromptsGet | Method::ResourcesRead)
+    }
 }
 
 /// The answer of a method that runs a handler.
@@ -109,13 +132,15 @@ where
     })
 }
 
-/// `tools/list`: the page the cursor names, serialized when the registry was built.
+/// `tools/list`: the page the cursor names, as clients of `era` see it, serialized when the
+/// registry was built.
 pub(crate) fn list_tools<'r>(
     registry: &'r Registry,
     params: Option<&RawValue>,
+    era: Era,
 ) -> Result<&'r RawValue, ErrorObject> {
     let cursor = decode_params::<PaginatedParams>(params)?.cursor;
-    registry.page(cursor.as_deref()).ok_or_else(|| {
+    registry.page(cursor.as_deref(), era).ok_or_else(|| {
         ErrorObject::invalid_params(format!("invalid cursor {:?}", cursor.unwrap_or_default()))
     })
 }

@@ -6,6 +6,7 @@
 pub(crate) mod call;
 pub(crate) mod methods;
 pub(crate) mod session;
+pub(crate) mod stateless;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,8 @@ use tokio::sync::broadcast;
 use crate::context::HttpParts;
 use crate::context::StateMap;
 use crate::context::peer::{CloseStream, Outbound};
-use crate::protocol::Implementation;
+use crate::protocol::stateless::CacheHint;
+use crate::protocol::{Era, Implementation};
 use crate::registry::catalog::Catalog;
 use crate::registry::tools::Registry;
 
@@ -43,6 +45,12 @@ pub(crate) struct Shared {
     pub max_message_bytes: usize,
     pub shutdown_timeout: Duration,
     pub client_request_timeout: Duration,
+    /// Signs the `requestState` of multi-round-trip requests (2026-07-28).
+    pub state_key: [u8; 32],
+    /// The cache hints of 2026-07-28 list results.
+    pub list_cache: CacheHint,
+    /// The one era served, when pinned (`None`: both, each client in its own).
+    pub only_era: Option<Era>,
 }
 
 impl Shared {

@@ -1,5 +1,6 @@
-//! One client connection: decodes each message, applies the lifecycle, routes by method (one
-//! `match` over [`Method`]), runs requests concurrently, and matches the client's answers to the
+//! One client connection: decodes each message, serves each request in its era (a 2025-11-25
+//! session's lifecycle, or a 2026-07-28 request's own envelope), routes by method (one `match`
+//! over [`Method`]), runs requests concurrently, and matches the client's answers to the
 //! server's own requests. Transports hand it messages together with the [`Origin`] whose queue
 //! answers (and the messages related to a request: progress, logs, server→client requests) go
 //! to; it knows nothing of stdio or HTTP.
@@ -16,8 +17,9 @@ use tokio_util::task::TaskTracker;
 
 use super::call::call_entry;
 use super::methods::{self, Answer, Method};
+use super::stateless::{self, ListenFilter, Round};
 use super::{Origin, Received, ServerEvent, Shared};
-use crate::context::link::{ClientLink, RequestLink, Unreachable};
+use crate::context::link::{ClientLink, InputLink, RequestLink, Unreachable};
 use crate::context::peer::{Outbound, Peer};
 use crate::context::{CallParts, Context};
 use crate::protocol::jsonrpc::{
@@ -26,9 +28,10 @@ use crate::protocol::jsonrpc::{
 use crate::protocol::messages::{
     CallToolParams, CancelledParams, InitializeParams, ProgressToken, RequestMeta, SetLevelParams,
 };
+use crate::protocol::stateless::{CacheHint, StatelessParams, check_envelope, complete, has_envelope};
 use crate::protocol::{
-    INTERNAL_ERROR, INVALID_REQUEST, LATEST_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, RequestId,
-    SUPPORTED_PROTOCOL_VERSIONS,
+    Era, HANDSHAKE_VERSIONS, INTERNAL_ERROR, INVALID_REQUEST, LATEST_HANDSHAKE_VERSION, METHOD_NOT_FOUND,
+    PARSE_ERROR, RequestId, STATELESS_VERSIONS,
 };
 
 pub(crate) struct Session {
@@ -36,8 +39,10 @@ pub(crate) struct Session {
     /// Where messages unrelated to any request go (list changes, resource updates): stdio's
     /// single queue, or an HTTP session's GET stream while one is open.
     standalone: Mutex<Option<Outbound>>,
-    /// Set by `initialize`; requests other than `ping` need it.
+    /// Set by `initialize`; requests other than `ping` need it (2025-11-25).
     peer: OnceLock<Arc<Peer>>,
+    /// The connection's era, once a request decided it (see [`Session::era_of`]).
+    era: OnceLock<Era>,
     /// How calls ask the client something.
     client: Arc<dyn ClientLink>,
     /// The server→client requests awaiting an answer (`None`: a stateless session sends none).
@@ -46,6 +51,8 @@ pub(crate) struct Session {
     /// Resource URIs this client subscribed to.
     subscriptions: Mutex<HashSet<String>>,
     tasks: TaskTracker,
+    /// The input ended: requests that would run forever (listen streams) finish.
+    stopping: CancellationToken,
     closed: CancellationToken,
 }
 
@@ -55,14 +62,23 @@ impl Session {
         Arc::new(Self::with(shared, standalone, Some(requests)))
     }
 
-    /// A session that needs no `initialize` (stateless HTTP: every request stands alone).
+    /// A 2025-11-25 session that needs no `initialize` (stateless mode of the HTTP transport:
+    /// every request stands alone); the version is the request's header, if any.
     pub fn new_stateless(shared: Arc<Shared>, protocol_version: Option<&str>) -> Arc<Session> {
         let session = Self::with(shared, None, None);
         let mut peer = Peer::new();
-        if let Some(v) = protocol_version.filter(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(v)) {
+        if let Some(v) = protocol_version.filter(|v| HANDSHAKE_VERSIONS.contains(v)) {
             peer.protocol_version = v.to_owned();
         }
         let _ = session.peer.set(Arc::new(peer));
+        let _ = session.era.set(Era::Handshake);
+        Arc::new(session)
+    }
+
+    /// The session of one 2026-07-28 request (over HTTP every request stands alone).
+    pub fn for_request(shared: Arc<Shared>) -> Arc<Session> {
+        let session = Self::with(shared, None, None);
+        let _ = session.era.set(Era::Stateless);
         Arc::new(session)
     }
 
@@ -81,11 +97,13 @@ impl Session {
             shared,
             standalone: Mutex::new(standalone),
             peer: OnceLock::new(),
+            era: OnceLock::new(),
             client,
             requests,
             in_flight: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashSet::new()),
             tasks: TaskTracker::new(),
+            stopping: CancellationToken::new(),
             closed: CancellationToken::new(),
         }
     }
@@ -116,6 +134,7 @@ impl Session {
 
     /// Waits (at most the server's shutdown timeout) for running requests to finish.
     pub async fn drain(&self) {
+        self.stopping.cancel();
         self.tasks.close();
         if tokio::time::timeout(self.shared.shutdown_timeout, self.tasks.wait()).await.is_err() {
             tracing::warn!(
@@ -270,7 +289,22 @@ impl Session {
         }
     }
 
-    /// Routes a request: the lifecycle first, then one arm per method.
+    /// The era a request is served in: the connection's, once a request decided it (a
+    /// successful `initialize`, or a valid stateless request), else the request's own (its
+    /// envelope, or `server/discover`, make it stateless).
+    fn era_of(&self, name: &str, params: Option<&RawValue>) -> Era {
+        if let Some(era) = self.shared.only_era {
+            return era;
+        }
+        match self.era.get() {
+            Some(era) => *era,
+            None if name == "server/discover" || has_envelope(params) => Era::Stateless,
+            None => Era::Handshake,
+        }
+    }
+
+    /// Routes a request: its era's front end (the session's lifecycle, or the request's own
+    /// envelope), then one arm per method.
     fn handle_request(
         self: &Arc<Self>,
         id: RequestId,
@@ -278,26 +312,25 @@ impl Session {
         params: Option<&RawValue>,
         origin: &Origin,
     ) {
-        let Some(method) = Method::from_name(name) else {
-            return Self::reply_error(
-                origin,
-                Some(&id),
-                ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: `{name}`")),
-            );
+        let era = self.era_of(name, params);
+        let Some(method) = Method::from_name(name).filter(|m| m.exists_in(era)) else {
+            let why = match era {
+                Era::Stateless if Method::from_name(name).is_some() => {
+                    format!(
+                        "method not found: `{name}` does not exist in the stateless protocol (2026-07-28)"
+                    )
+                }
+                _ => format!("method not found: `{name}`"),
+            };
+            return Self::reply_error(origin, Some(&id), ErrorObject::new(METHOD_NOT_FOUND, why));
         };
-        let peer = match self.peer.get() {
-            Some(peer) => peer.clone(),
-            None if method.before_initialize() => Arc::new(Peer::new()),
-            None => {
-                return Self::reply_error(
-                    origin,
-                    Some(&id),
-                    ErrorObject::new(
-                        INVALID_REQUEST,
-                        format!("`{name}` before `initialize`: initialize the session first"),
-                    ),
-                );
-            }
+        let front = match era {
+            Era::Handshake => self.handshake_front(method, name),
+            Era::Stateless => self.stateless_front(method, name, params),
+        };
+        let front = match front {
+            Ok(front) => front,
+            Err(error) => return Self::reply_error(origin, Some(&id), error),
         };
         // Methods of a capability this server did not declare are unknown to it.
         let catalog = self.shared.catalog.load();
@@ -308,28 +341,35 @@ impl Session {
                 ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: `{name}`")),
             );
         }
+        let list_cache = Some(self.shared.list_cache);
         match method {
             Method::Initialize => self.initialize(id, params, origin),
             Method::Ping => Self::reply(origin, &id, &json!({})),
-            Method::ToolsList => match methods::list_tools(&self.shared.registry.load(), params) {
+            Method::ServerDiscover => Self::reply(origin, &id, &*stateless::discover(&self.shared)),
+            Method::SubscriptionsListen => self.listen(id, params, origin),
+            Method::ToolsList => match methods::list_tools(&self.shared.registry.load(), params, front.era) {
                 Ok(page) => Self::reply(origin, &id, page),
                 Err(e) => Self::reply_error(origin, Some(&id), e),
             },
-            Method::ToolsCall => self.call_tool(id, params, peer, origin),
+            Method::ToolsCall => self.call_tool(id, params, front, origin),
             Method::SetLogLevel => match decode_params::<SetLevelParams>(params) {
                 Ok(p) => {
-                    peer.set_log_level(p.level);
+                    front.peer.set_log_level(p.level);
                     Self::reply(origin, &id, &json!({}));
                 }
                 Err(e) => Self::reply_error(origin, Some(&id), e),
             },
-            Method::ResourcesList => Self::reply(origin, &id, &*methods::list_resources(&catalog)),
+            Method::ResourcesList => {
+                Self::reply_complete(origin, &id, front.era, &methods::list_resources(&catalog), list_cache)
+            }
             Method::ResourceTemplatesList => {
-                Self::reply(origin, &id, &*methods::list_resource_templates(&catalog))
+                let templates = methods::list_resource_templates(&catalog);
+                Self::reply_complete(origin, &id, front.era, &templates, list_cache)
             }
             Method::ResourcesRead => {
-                let ctx = self.context(id.clone(), name.into(), progress_token(params), peer, origin);
-                self.run(id, origin, methods::read_resource(&catalog, params, ctx.clone()), ctx);
+                let read = |ctx| methods::read_resource(&catalog, params, ctx);
+                let private = Some(CacheHint { ttl_ms: 0, public: false });
+                self.run(id, name, params, front, origin, private, read);
             }
             Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
                 match methods::subscription_uri(params) {
@@ -346,30 +386,113 @@ impl Session {
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
-            Method::PromptsList => Self::reply(origin, &id, &*methods::list_prompts(&catalog)),
-            Method::PromptsGet => {
-                let ctx = self.context(id.clone(), name.into(), progress_token(params), peer, origin);
-                self.run(id, origin, methods::get_prompt(&catalog, params, ctx.clone()), ctx);
+            Method::PromptsList => {
+                Self::reply_complete(origin, &id, front.era, &methods::list_prompts(&catalog), list_cache)
             }
-            Method::Complete => {
-                let ctx = self.context(id.clone(), name.into(), progress_token(params), peer, origin);
-                self.run(id, origin, methods::complete(&catalog, params, ctx.clone()), ctx);
-            }
+            Method::PromptsGet => self
+                .run(id, name, params, front, origin, None, |ctx| methods::get_prompt(&catalog, params, ctx)),
+            Method::Complete => self
+                .run(id, name, params, front, origin, None, |ctx| methods::complete(&catalog, params, ctx)),
         }
     }
 
-    /// Runs a method's answer concurrently, or answers at once with its error.
+    /// The lifecycle of a 2025-11-25 session: everything but `initialize` and `ping` needs it.
+    fn handshake_front(&self, method: Method, name: &str) -> Result<Front, ErrorObject> {
+        let peer = match self.peer.get() {
+            Some(peer) => peer.clone(),
+            None if method.before_initialize() => Arc::new(Peer::new()),
+            None => {
+                return Err(ErrorObject::new(
+                    INVALID_REQUEST,
+                    format!("`{name}` before `initialize`: initialize the session first"),
+                ));
+            }
+        };
+        Ok(Front { era: Era::Handshake, peer, round: None })
+    }
+
+    /// The envelope of a 2026-07-28 request: its revision and the client's capabilities (the
+    /// request's peer), and the answers of a previous round.
+    fn stateless_front(
+        &self,
+        method: Method,
+        name: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Front, ErrorObject> {
+        let Some(decoded) = StatelessParams::decode(params) else {
+            return Err(ErrorObject::invalid_params("Invalid params: `params` must be an object"));
+        };
+        let answers = decoded.answers();
+        let envelope =
+            check_envelope(decoded.meta).map_err(|(code, message)| ErrorObject::new(code, message))?;
+        if !STATELESS_VERSIONS.contains(&envelope.protocol_version.as_str()) {
+            return Err(stateless::unsupported_version(&envelope.protocol_version));
+        }
+        let answers_given = answers;
+        let round = if method.takes_input() {
+            let binding = stateless::binding_of(name, params);
+            let mut answers = match &decoded.request_state {
+                None | Some(Value::Null) => HashMap::new(),
+                Some(state) => stateless::open(&self.shared.state_key, &binding, state)?,
+            };
+            answers.extend(answers_given);
+            Some(Round { answers, binding })
+        } else {
+            None
+        };
+        let _ = self.era.set(Era::Stateless);
+        let peer = Peer::stateless(
+            envelope.protocol_version,
+            envelope.client_capabilities,
+            envelope.client_info,
+            envelope.log_level,
+        );
+        Ok(Front { era: Era::Stateless, peer: Arc::new(peer), round })
+    }
+
+    /// A result as `era` shapes it: 2026-07-28 results are marked complete (lists and reads with
+    /// their cache hints); 2025-11-25 ones are sent as they are.
+    fn reply_complete(
+        origin: &Origin,
+        id: &RequestId,
+        era: Era,
+        result: &RawValue,
+        cache: Option<CacheHint>,
+    ) {
+        match era {
+            Era::Handshake => Self::reply(origin, id, result),
+            Era::Stateless => Self::reply(origin, id, &*complete(result, cache)),
+        }
+    }
+
+    /// Runs a method whose answer comes from a handler, concurrently, in its era: a stateless
+    /// request's handler may ask the client (an `input_required` result), its result is marked
+    /// complete, and its errors are said in the revision's terms.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         self: &Arc<Self>,
         id: RequestId,
+        name: &str,
+        params: Option<&RawValue>,
+        front: Front,
         origin: &Origin,
-        answer: Result<Answer, ErrorObject>,
-        ctx: Context,
+        cache: Option<CacheHint>,
+        start: impl FnOnce(Context) -> Result<Answer, ErrorObject>,
     ) {
-        match answer {
-            Ok(future) => self.spawn_request(id, origin.clone(), ctx.cancellation_token(), future),
-            Err(error) => Self::reply_error(origin, Some(&id), error),
-        }
+        let (ctx, input) = self.context_for(id.clone(), name.into(), progress_token(params), &front, origin);
+        let cancel = ctx.cancellation_token();
+        let answer = match start(ctx) {
+            Ok(answer) => answer,
+            Err(error) => return Self::reply_error(origin, Some(&id), front.finish_error(error)),
+        };
+        let key = self.shared.state_key;
+        self.spawn_request(id, origin.clone(), cancel, async move {
+            match until_input(answer, input.as_deref()).await {
+                Ok(Ok(result)) => Ok(front.finish(&result, cache)),
+                Ok(Err(error)) => Err(front.finish_error(error)),
+                Err(questions) => Ok(front.input_required(&key, questions)),
+            }
+        });
     }
 
     fn initialize(self: &Arc<Self>, id: RequestId, params: Option<&RawValue>, origin: &Origin) {
@@ -377,10 +500,10 @@ impl Session {
             Ok(p) => p,
             Err(e) => return Self::reply_error(origin, Some(&id), e),
         };
-        let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&params.protocol_version.as_str()) {
+        let version = if HANDSHAKE_VERSIONS.contains(&params.protocol_version.as_str()) {
             params.protocol_version
         } else {
-            LATEST_PROTOCOL_VERSION.to_owned()
+            LATEST_HANDSHAKE_VERSION.to_owned()
         };
         let mut peer = Peer::new();
         peer.client_info = params.client_info.unwrap_or_default();
@@ -394,6 +517,7 @@ impl Session {
                 ErrorObject::new(INVALID_REQUEST, "the session is already initialized"),
             );
         }
+        let _ = self.era.set(Era::Handshake);
         let shared = &self.shared;
         let mut result = json!({
             "protocolVersion": version,
@@ -406,36 +530,42 @@ impl Session {
         Self::reply(origin, &id, &result);
     }
 
-    /// The context of one request.
-    fn context(
+    /// The context of one request, and the link that records its questions when they make an
+    /// `input_required` result (stateless requests that may take input).
+    fn context_for(
         &self,
         id: RequestId,
         subject: Arc<str>,
         progress_token: Option<ProgressToken>,
-        peer: Arc<Peer>,
+        front: &Front,
         origin: &Origin,
-    ) -> Context {
-        Context::new(CallParts {
+    ) -> (Context, Option<Arc<InputLink>>) {
+        let (client, input): (Arc<dyn ClientLink>, _) = match (&front.era, &front.round) {
+            (Era::Handshake, _) => (self.client.clone(), None),
+            (Era::Stateless, Some(round)) => {
+                let link = Arc::new(InputLink::new(round.answers.clone()));
+                (link.clone(), Some(link))
+            }
+            (Era::Stateless, None) => {
+                (Arc::new(Unreachable("this request cannot ask the client anything")), None)
+            }
+        };
+        let ctx = Context::new(CallParts {
             request_id: id,
             subject,
             progress_token,
-            peer,
+            peer: front.peer.clone(),
             state: self.shared.state.clone(),
             cancel: CancellationToken::new(),
             reply: origin.reply.clone(),
-            client: self.client.clone(),
+            client,
             http: origin.http.clone(),
             close_stream: origin.close.clone(),
-        })
+        });
+        (ctx, input)
     }
 
-    fn call_tool(
-        self: &Arc<Self>,
-        id: RequestId,
-        params: Option<&RawValue>,
-        peer: Arc<Peer>,
-        origin: &Origin,
-    ) {
+    fn call_tool(self: &Arc<Self>, id: RequestId, params: Option<&RawValue>, front: Front, origin: &Origin) {
         let Some(params) = params else {
             return Self::reply_error(
                 origin,
@@ -466,12 +596,70 @@ impl Session {
             Some(raw) => raw.to_owned(),
         };
         let progress_token = call.meta.and_then(|m| m.progress_token);
-        let ctx = self.context(id.clone(), entry.name.clone(), progress_token, peer, origin);
+        let (ctx, input) = self.context_for(id.clone(), entry.name.clone(), progress_token, &front, origin);
         let cancel = ctx.cancellation_token();
+        let key = self.shared.state_key;
         self.spawn_request(id, origin.clone(), cancel, async move {
-            let result = call_entry(&entry, &arguments, ctx).await;
-            serde_json::value::to_raw_value(&result)
-                .map_err(|e| ErrorObject::new(INTERNAL_ERROR, e.to_string()))
+            match until_input(call_entry(&entry, &arguments, ctx), input.as_deref()).await {
+                Err(questions) => Ok(front.input_required(&key, questions)),
+                Ok(result) => match (front.era, result.missing_capability()) {
+                    (Era::Stateless, Some(capability)) => Err(stateless::missing_capability(capability)),
+                    _ => {
+                        let raw = serde_json::value::to_raw_value(&result)
+                            .map_err(|e| ErrorObject::new(INTERNAL_ERROR, e.to_string()))?;
+                        Ok(front.finish(&raw, None))
+                    }
+                },
+            }
+        });
+    }
+
+    /// `subscriptions/listen`: acknowledges the filter it honors, then forwards the server's
+    /// changes it asks for, each tagged with the request's id, until the client goes away, the
+    /// request is cancelled or the connection ends (then its final result ends the stream).
+    fn listen(self: &Arc<Self>, id: RequestId, params: Option<&RawValue>, origin: &Origin) {
+        #[derive(serde::Deserialize, Default)]
+        struct ListenParams {
+            #[serde(default)]
+            notifications: ListenFilter,
+        }
+        let requested = match decode_params::<ListenParams>(params) {
+            Ok(p) => p.notifications,
+            Err(e) => return Self::reply_error(origin, Some(&id), e),
+        };
+        let catalog = self.shared.catalog.load();
+        let filter = ListenFilter::honored(
+            requested,
+            catalog.declares("resources/list"),
+            catalog.declares("prompts/list"),
+        );
+        // Subscribed before the acknowledgement, so no change after it is missed.
+        let mut events = self.shared.events.subscribe();
+        origin.reply.send(filter.acknowledgement(&id));
+        let reply = origin.reply.clone();
+        let stopping = self.stopping.clone();
+        let subscription = id.clone();
+        let cancel = CancellationToken::new();
+        self.spawn_request(id, origin.clone(), cancel, async move {
+            loop {
+                let event = tokio::select! {
+                    _ = reply.closed() => break,
+                    _ = stopping.cancelled() => break,
+                    event = events.recv() => event,
+                };
+                match event {
+                    Ok(event) => {
+                        if let Some(notification) = filter.notification(&event, &subscription) {
+                            reply.send(notification);
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(missed = n, "a slow listener missed change notifications");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+            Ok(stateless::listen_ended(&subscription))
         });
     }
 
@@ -511,6 +699,53 @@ impl Session {
                 None => tracing::debug!(%id, "request cancelled; no answer sent"),
             }
         });
+    }
+}
+
+/// What a request's era front end found: the era, the client, and the round of a stateless
+/// request that may take input.
+struct Front {
+    era: Era,
+    peer: Arc<Peer>,
+    round: Option<Round>,
+}
+
+impl Front {
+    /// A complete result as this era sends it.
+    fn finish(&self, result: &RawValue, cache: Option<CacheHint>) -> Box<RawValue> {
+        match self.era {
+            Era::Handshake => result.to_owned(),
+            Era::Stateless => complete(result, cache),
+        }
+    }
+
+    /// An error as this era says it.
+    fn finish_error(&self, error: ErrorObject) -> ErrorObject {
+        match self.era {
+            Era::Handshake => error,
+            Era::Stateless => stateless::in_stateless_terms(error),
+        }
+    }
+
+    /// The `input_required` result asking `questions`, with the answers so far sealed.
+    fn input_required(&self, key: &[u8; 32], questions: Vec<(String, Value)>) -> Box<RawValue> {
+        let round = self.round.as_ref().expect("only a stateless round asks questions");
+        stateless::input_required(questions, stateless::seal(key, round))
+    }
+}
+
+/// Runs `future` until it completes, or, when `input` is given, until the call asked the client
+/// something it has no answer to (`Err` with the questions: the call is dropped, to run again
+/// from the start once the client answered).
+async fn until_input<F: Future>(
+    future: F,
+    input: Option<&InputLink>,
+) -> Result<F::Output, Vec<(String, Value)>> {
+    let Some(input) = input else { return Ok(future.await) };
+    tokio::select! {
+        biased;
+        output = future => Ok(output),
+        _ = input.wait_for_questions() => Err(input.take_questions()),
     }
 }
 

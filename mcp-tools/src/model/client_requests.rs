@@ -3,6 +3,8 @@
 //! declared, travels on the stream of the call being served (stdio, or the call's SSE stream
 //! over HTTP), and is cancelled with the call.
 
+use std::future::Future;
+
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -142,11 +144,21 @@ pub struct Root {
     pub name: Option<String>,
 }
 
+// Each method returns a future that owns a clone of the context (an `Arc`), so a question can
+// be asked of a temporary, e.g. `ctx.input_key("name").elicit::<T>(…)` inside `tokio::join!`.
 impl Context {
-    /// Sends any request to the client and returns its raw result.
-    pub async fn request_client(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        let parts = self.parts();
-        parts.client.request(method, params, &parts.reply, &parts.cancel).await
+    /// Sends any request to the client and returns its raw result. (A 2026-07-28 client can only
+    /// be asked `elicitation/create`, `sampling/createMessage` and `roots/list`.)
+    pub fn request_client(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> impl Future<Output = Result<Value, ClientError>> + Send + 'static {
+        let (ctx, method) = (self.clone(), method.to_owned());
+        async move {
+            let parts = ctx.parts();
+            parts.client.request(ctx.input_key_name(), &method, params, &parts.reply, &parts.cancel).await
+        }
     }
 
     fn require_capability(&self, capability: &str) -> Result<(), ClientError> {
@@ -156,62 +168,77 @@ impl Context {
         if self.client_capabilities().contains_key(capability) {
             Ok(())
         } else {
-            Err(ClientError::Unsupported(format!("the client did not declare the `{capability}` capability")))
+            Err(ClientError::MissingCapability(capability.to_owned()))
         }
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
-    pub async fn sample(&self, request: SamplingRequest) -> Result<SamplingResponse, ClientError> {
-        self.require_capability("sampling")?;
-        let params = serde_json::to_value(&request).expect("a sampling request serializes");
-        let result = self.request_client("sampling/createMessage", params).await?;
-        serde_json::from_value(result).map_err(|e| ClientError::Malformed(e.to_string()))
+    pub fn sample(
+        &self,
+        request: SamplingRequest,
+    ) -> impl Future<Output = Result<SamplingResponse, ClientError>> + Send + 'static {
+        let ctx = self.clone();
+        async move {
+            ctx.require_capability("sampling")?;
+            let params = serde_json::to_value(&request).expect("a sampling request serializes");
+            let result = ctx.request_client("sampling/createMessage", params).await?;
+            serde_json::from_value(result).map_err(|e| ClientError::Malformed(e.to_string()))
+        }
     }
 
     /// Asks the user for input shaped like `T` (`elicitation/create`). The requested schema is
     /// derived from `T`: a flat object of strings, numbers, booleans and enums (unit variants'
     /// doc comments become their titles); `#[serde(default)]` values are offered as defaults.
-    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+    pub fn elicit<T: DeserializeOwned + JsonSchema>(
         &self,
         message: impl Into<String>,
-    ) -> Result<Elicitation<T>, ClientError> {
-        let schema = elicitation_schema_for::<T>().map_err(ClientError::Unsupported)?;
-        let response = self.elicit_with_schema(message, schema).await?;
-        match response.action.as_str() {
-            "accept" => {
-                let content = response.content.unwrap_or_else(|| json!({}));
-                serde_json::from_value(content)
-                    .map(Elicitation::Accept)
-                    .map_err(|e| ClientError::Malformed(format!("the submitted values do not fit: {e}")))
+    ) -> impl Future<Output = Result<Elicitation<T>, ClientError>> + Send + 'static {
+        let schema = elicitation_schema_for::<T>().map_err(ClientError::Unsupported);
+        let asked = schema.map(|schema| self.elicit_with_schema(message, schema));
+        async move {
+            let response = asked?.await?;
+            match response.action.as_str() {
+                "accept" => {
+                    let content = response.content.unwrap_or_else(|| json!({}));
+                    serde_json::from_value(content)
+                        .map(Elicitation::Accept)
+                        .map_err(|e| ClientError::Malformed(format!("the submitted values do not fit: {e}")))
+                }
+                "decline" => Ok(Elicitation::Decline),
+                "cancel" => Ok(Elicitation::Cancel),
+                other => Err(ClientError::Malformed(format!("unknown elicitation action `{other}`"))),
             }
-            "decline" => Ok(Elicitation::Decline),
-            "cancel" => Ok(Elicitation::Cancel),
-            other => Err(ClientError::Malformed(format!("unknown elicitation action `{other}`"))),
         }
     }
 
     /// Asks the user for input with a hand-written `requestedSchema`.
-    pub async fn elicit_with_schema(
+    pub fn elicit_with_schema(
         &self,
         message: impl Into<String>,
         requested_schema: Value,
-    ) -> Result<ElicitationResponse, ClientError> {
-        self.require_capability("elicitation")?;
-        let params = json!({"message": message.into(), "requestedSchema": requested_schema});
-        let result = self.request_client("elicitation/create", params).await?;
-        serde_json::from_value(result).map_err(|e| ClientError::Malformed(e.to_string()))
+    ) -> impl Future<Output = Result<ElicitationResponse, ClientError>> + Send + 'static {
+        let (ctx, message) = (self.clone(), message.into());
+        async move {
+            ctx.require_capability("elicitation")?;
+            let params = json!({"message": message, "requestedSchema": requested_schema});
+            let result = ctx.request_client("elicitation/create", params).await?;
+            serde_json::from_value(result).map_err(|e| ClientError::Malformed(e.to_string()))
+        }
     }
 
     /// The client's roots (`roots/list`).
-    pub async fn list_roots(&self) -> Result<Vec<Root>, ClientError> {
-        self.require_capability("roots")?;
-        let result = self.request_client("roots/list", json!({})).await?;
-        #[derive(Deserialize)]
-        struct Roots {
-            roots: Vec<Root>,
+    pub fn list_roots(&self) -> impl Future<Output = Result<Vec<Root>, ClientError>> + Send + 'static {
+        let ctx = self.clone();
+        async move {
+            ctx.require_capability("roots")?;
+            let result = ctx.request_client("roots/list", json!({})).await?;
+            #[derive(Deserialize)]
+            struct Roots {
+                roots: Vec<Root>,
+            }
+            serde_json::from_value::<Roots>(result)
+                .map(|r| r.roots)
+                .map_err(|e| ClientError::Malformed(e.to_string()))
         }
-        serde_json::from_value::<Roots>(result)
-            .map(|r| r.roots)
-            .map_err(|e| ClientError::Malformed(e.to_string()))
     }
 }

@@ -6,6 +6,7 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::context::link::ClientError;
 use crate::model::error::ToolError;
 use crate::model::resource::{ResourceContents, base64_encode};
 
@@ -123,6 +124,10 @@ pub struct ToolResult {
     is_error: bool,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     meta: Option<Map<String, Value>>,
+    /// The client capability whose absence made the call fail (a `ClientError` passed up with
+    /// `?`): a 2026-07-28 request is then answered with the protocol's error naming it.
+    #[serde(skip)]
+    missing_capability: Option<String>,
 }
 
 impl ToolResult {
@@ -237,10 +242,31 @@ impl ToolResult {
     }
     /// The failed result of a tool whose handler returned `error`; its internal detail is logged.
     pub(crate) fn from_error(error: ToolError, tool: &str) -> Self {
+        let missing_capability = match error.source_error().and_then(|s| s.downcast_ref::<ClientError>()) {
+            Some(ClientError::MissingCapability(capability)) => Some(capability.clone()),
+            _ => None,
+        };
         if let Some(source) = error.source_error() {
             tracing::warn!(tool, error = %source, "tool failed: {}", error.message());
         }
-        ToolResult::error(error.message().to_owned())
+        ToolResult { missing_capability, ..ToolResult::error(error.message().to_owned()) }
+    }
+    /// The client capability whose absence made the call fail, if that is why it failed.
+    pub(crate) fn missing_capability(&self) -> Option<&str> {
+        self.missing_capability.as_deref()
+    }
+    /// This result with its structured content wrapped as `{"result": …}` (for 2025-11-25
+    /// clients of a tool whose output is not an object).
+    pub(crate) fn wrap_structured(mut self) -> Self {
+        let value = match self.structured_content.take() {
+            None => return self,
+            Some(Structured::Value(v)) => v,
+            Some(Structured::Raw(raw)) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+        };
+        let mut wrapped = Map::new();
+        wrapped.insert("result".to_owned(), value);
+        self.structured_content = Some(Structured::Value(Value::Object(wrapped)));
+        self
     }
     pub(crate) fn from_raw_structured(raw: Box<RawValue>) -> Self {
         ToolResult {

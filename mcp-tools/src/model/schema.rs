@@ -120,20 +120,56 @@ pub fn advertised_input(mut schema: Value) -> Result<Value, String> {
 /// Decides the output plan from a derived output schema and returns the schema to advertise
 /// (policy applied, wrapped when needed).
 pub fn plan_output(schema: Option<Schema>) -> (OutputPlan, Option<Value>) {
-    let Some(schema) = schema else { return (OutputPlan::Structured { wrap: false }, None) };
+    let planned = plan_output_by_era(schema);
+    (planned.plan, planned.schema)
+}
+
+/// A tool's output plan and the output schemas it advertises in each era.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PlannedOutput {
+    pub plan: OutputPlan,
+    /// What 2025-11-25 clients see: an object schema (a non-object value wrapped).
+    pub schema: Option<Value>,
+    /// What 2026-07-28 clients see when it differs: the value's own schema, unwrapped.
+    pub bare: Option<Value>,
+}
+
+/// [`plan_output`], also giving the unwrapped schema that 2026-07-28 clients see (any JSON
+/// Schema is an output schema there).
+pub(crate) fn plan_output_by_era(schema: Option<Schema>) -> PlannedOutput {
+    let none = |plan| PlannedOutput { plan, schema: None, bare: None };
+    let Some(schema) = schema else { return none(OutputPlan::Structured { wrap: false }) };
     let mut schema = schema.to_value();
     tidy_root(&mut schema);
     let bare = strip_annotations(&schema);
     if bare == json!({"type": "string"}) {
-        return (OutputPlan::Text, None);
+        return none(OutputPlan::Text);
     }
     if bare == json!({"type": "null"}) {
-        return (OutputPlan::Empty, None);
+        return none(OutputPlan::Empty);
     }
     if ensure_object_root(&mut schema) {
         simplify(&mut schema);
-        return (OutputPlan::Structured { wrap: false }, Some(schema));
+        return PlannedOutput {
+            plan: OutputPlan::Structured { wrap: false },
+            schema: Some(schema),
+            bare: None,
+        };
     }
+    let mut unwrapped = schema.clone();
+    simplify(&mut unwrapped);
+    let mut wrapped = wrap_schema(schema);
+    simplify(&mut wrapped);
+    PlannedOutput {
+        plan: OutputPlan::Structured { wrap: true },
+        schema: Some(wrapped),
+        bare: Some(unwrapped),
+    }
+}
+
+/// `{"type":"object","properties":{"result": schema},"required":["result"]}`, the schema of a
+/// non-object value wrapped for 2025-11-25 clients (otherwise as written).
+pub(crate) fn wrap_schema(mut schema: Value) -> Value {
     // Move `$defs` (recursive types) to the wrapper's root, and point references to the old
     // root at its new place, so every `$ref` keeps resolving.
     let defs = schema.as_object_mut().and_then(|o| o.remove("$defs"));
@@ -146,8 +182,7 @@ pub fn plan_output(schema: Option<Schema>) -> (OutputPlan, Option<Value>) {
     if let Some(defs) = defs {
         wrapped["$defs"] = defs;
     }
-    simplify(&mut wrapped);
-    (OutputPlan::Structured { wrap: true }, Some(wrapped))
+    wrapped
 }
 
 fn rebase_root_refs(schema: &mut Value, new_root: &str) {
@@ -334,6 +369,23 @@ mod tests {
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["result"]));
         assert_eq!(schema["properties"]["result"]["type"], "array");
+    }
+
+    #[test]
+    fn a_non_object_output_keeps_its_own_schema_for_the_stateless_era() {
+        let planned = plan_output_by_era(Some(output_generator().into_root_schema_for::<Vec<u8>>()));
+        assert_eq!(planned.plan, OutputPlan::Structured { wrap: true });
+        let bare = planned.bare.unwrap();
+        assert_eq!(bare["type"], "array");
+        assert_eq!(planned.schema.unwrap()["properties"]["result"], bare);
+        let object = plan_output_by_era(Some(output_generator().into_root_schema_for::<Point>()));
+        assert_eq!((object.plan, object.bare), (OutputPlan::Structured { wrap: false }, None));
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Point {
+        x: i32,
     }
 
     #[test]

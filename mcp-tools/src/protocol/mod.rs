@@ -1,19 +1,55 @@
 //! The wire, and only the wire: JSON-RPC 2.0 framing ([`jsonrpc`]), the MCP message shapes
-//! ([`messages`]), protocol revisions, ids and error codes. Imports nothing of the crate.
+//! ([`messages`]), what the stateless revision adds to them ([`stateless`]), protocol revisions
+//! and their two eras, ids and error codes. Imports nothing of the crate.
 
 pub(crate) mod jsonrpc;
 pub(crate) mod messages;
+pub(crate) mod stateless;
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// The protocol revision this server prefers (the newest it speaks).
-pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+/// The newest protocol revision this server speaks.
+pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
 
-/// Every revision this server negotiates, newest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Every revision this server speaks, newest first: the stateless revision (each request carries
+/// its version) and those negotiated by `initialize`.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The revisions of the stateless era: no `initialize`, an envelope on every request.
+pub(crate) const STATELESS_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// The revisions `initialize` negotiates, newest first.
+pub(crate) const HANDSHAKE_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// What `initialize` answers a client asking for a revision it does not negotiate.
+pub(crate) const LATEST_HANDSHAKE_VERSION: &str = HANDSHAKE_VERSIONS[0];
+
+/// The two shapes of the protocol. One server speaks both, to each client in its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// 2025-11-25 and older: an `initialize` handshake opens a session; the server may send
+    /// requests to the client.
+    Handshake,
+    /// 2026-07-28: no handshake and no session; every request carries its version and the
+    /// client's capabilities, and a call that needs input from the client answers with an
+    /// `input_required` result the client retries.
+    Stateless,
+}
+
+impl Era {
+    /// The era of a protocol revision.
+    pub fn of(version: &str) -> Era {
+        if version >= STATELESS_VERSIONS[STATELESS_VERSIONS.len() - 1] && version.starts_with("20") {
+            Era::Stateless
+        } else {
+            Era::Handshake
+        }
+    }
+}
 
 pub(crate) const PARSE_ERROR: i32 = -32700;
 pub(crate) const INVALID_REQUEST: i32 = -32600;

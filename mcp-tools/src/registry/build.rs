@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
-use super::tools::{DefinedAt, Handler, ToolEntry};
+use super::tools::{DefinedAt, Handler, HeaderParam, ToolEntry};
 use crate::__private::ToolRegistration;
 use crate::context::StateMap;
 use crate::model::apps::{linked_view, merge_meta};
@@ -83,7 +83,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         }
     };
     let mut generator = schema::output_generator();
-    let (plan, output_schema) = schema::plan_output((reg.output_schema)(&mut generator));
+    let output = schema::plan_output_by_era((reg.output_schema)(&mut generator));
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -108,6 +108,8 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         None => meta,
     };
     let view = linked_view(meta.as_ref());
+    let header_params =
+        header_params(&input_schema).map_err(|p| vec![format!("tool `{}` ({origin}): {p}", reg.name)])?;
     Ok(ToolEntry {
         name: reg.name.into(),
         title: reg.title.map(str::to_owned),
@@ -115,15 +117,17 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         summary: reg.summary.map_or_else(|| first_line(reg.description), str::to_owned),
         tags: reg.tags.iter().map(|t| (*t).to_owned()).collect(),
         input_schema: Arc::new(input_schema),
-        output_schema: output_schema.map(Arc::new),
+        output_schema: output.schema.map(Arc::new),
+        bare_output_schema: output.bare.map(Arc::new),
         annotations,
         meta,
         icons: reg.icons.iter().map(|src| Icon::new(*src)).collect(),
         defer: reg.defer,
         view,
+        header_params,
         handler: Handler::Static {
             handler: reg.handler,
-            plan,
+            plan: output.plan,
             validator: OnceLock::new(),
             raw_input_schema: raw_input,
         },
@@ -168,14 +172,10 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
     } else {
         None
     };
+    // Any schema is an output schema in 2026-07-28; 2025-11-25 clients get a non-object one
+    // wrapped as `{"result": …}`, and the value with it.
     let output_validator = match &tool.output_schema {
         None => None,
-        Some(schema) if !is_object(schema) => {
-            problems.push(format!(
-                "runtime tool `{name}`: its output schema must have \"type\": \"object\" at the root"
-            ));
-            None
-        }
         Some(schema) => match jsonschema::validator_for(schema) {
             Ok(v) => Some(v),
             Err(e) => {
@@ -184,6 +184,10 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
             }
         },
     };
+    let header_params = header_params(&tool.input_schema).unwrap_or_else(|p| {
+        problems.push(format!("runtime tool `{name}`: {p}"));
+        Vec::new()
+    });
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -194,15 +198,62 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         summary: tool.summary.clone().unwrap_or_else(|| first_line(&tool.description)),
         tags: tool.tags.clone(),
         input_schema: Arc::new(tool.input_schema.clone()),
-        output_schema: tool.output_schema.clone().map(Arc::new),
+        output_schema: tool
+            .output_schema
+            .clone()
+            .map(|s| if is_object(&s) { s } else { schema::wrap_schema(s) })
+            .map(Arc::new),
+        bare_output_schema: tool.output_schema.clone().filter(|s| !is_object(s)).map(Arc::new),
         annotations: tool.annotations.clone(),
         meta: tool.meta.clone(),
         icons: tool.icons.clone(),
         defer: tool.defer,
         view: linked_view(tool.meta.as_ref()),
+        header_params,
         handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
         defined_at: DefinedAt::Runtime,
     })
+}
+
+/// The properties an input schema mirrors in headers (`"x-mcp-header": "Name"` on a string,
+/// integer or boolean property reached through `properties` only), checked: each name a
+/// non-empty HTTP token, unique regardless of case.
+fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+    fn walk(schema: &Value, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) -> Result<(), String> {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Ok(()) };
+        for (name, property) in properties {
+            path.push(name.clone());
+            if let Some(header) = property.get("x-mcp-header") {
+                let at = path.join(".");
+                let Some(header) = header.as_str().filter(|h| is_token(h)) else {
+                    return Err(format!(
+                        "property `{at}` has an invalid `x-mcp-header` {header}: it must be a non-empty HTTP token"
+                    ));
+                };
+                let kind = property.get("type").and_then(Value::as_str).unwrap_or_default();
+                if !matches!(kind, "string" | "integer" | "boolean") {
+                    return Err(format!(
+                        "property `{at}` has `x-mcp-header` but is not a string, integer or boolean"
+                    ));
+                }
+                if out.iter().any(|p| p.header.eq_ignore_ascii_case(header)) {
+                    return Err(format!("two properties are mirrored in the header `Mcp-Param-{header}`"));
+                }
+                out.push(HeaderParam { path: path.clone(), header: header.to_owned() });
+            }
+            walk(property, path, out)?;
+            path.pop();
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut Vec::new(), &mut out)?;
+    Ok(out)
+}
+
+/// RFC 9110 `token`: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
+fn is_token(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// The first line of a description, cut at 160 characters.

@@ -15,6 +15,8 @@ use crate::__private::StaticHandler;
 use crate::context::Context;
 use crate::model::result::{OutputPlan, ToolResult};
 use crate::model::tool::{Annotations, DynHandler, Icon};
+use crate::protocol::Era;
+use crate::protocol::stateless::CacheHint;
 
 /// Where a tool was defined, for start-up errors.
 #[derive(Clone, Debug)]
@@ -65,7 +67,11 @@ pub(crate) struct ToolEntry {
     pub summary: String,
     pub tags: Vec<String>,
     pub input_schema: Arc<Value>,
+    /// The output schema 2025-11-25 clients see: an object schema.
     pub output_schema: Option<Arc<Value>>,
+    /// The output schema 2026-07-28 clients see, when the output is not an object: 2025-11-25
+    /// clients then get it wrapped as `{"result": …}`.
+    pub bare_output_schema: Option<Arc<Value>>,
     pub annotations: Annotations,
     pub meta: Option<Map<String, Value>>,
     pub icons: Vec<Icon>,
@@ -73,19 +79,34 @@ pub(crate) struct ToolEntry {
     pub defer: Option<bool>,
     /// The app view the tool links to (`_meta.ui.resourceUri`), if any.
     pub view: Option<String>,
+    /// The arguments a 2026-07-28 HTTP client mirrors in `Mcp-Param-*` headers (`x-mcp-header`).
+    pub header_params: Vec<HeaderParam>,
     pub handler: Handler,
     pub defined_at: DefinedAt,
 }
 
 impl ToolEntry {
-    /// The tool as `tools/list` shows it.
-    pub fn definition(&self) -> ToolDefinition<'_> {
+    /// Whether the output is wrapped as `{"result": …}` for 2025-11-25 clients.
+    pub fn wraps_output(&self) -> bool {
+        self.bare_output_schema.is_some()
+    }
+
+    /// The output schema clients of `era` see.
+    pub fn output_schema_in(&self, era: Era) -> Option<&Value> {
+        match era {
+            Era::Stateless => self.bare_output_schema.as_deref().or(self.output_schema.as_deref()),
+            Era::Handshake => self.output_schema.as_deref(),
+        }
+    }
+
+    /// The tool as `tools/list` shows it to clients of `era`.
+    pub fn definition(&self, era: Era) -> ToolDefinition<'_> {
         ToolDefinition {
             name: &self.name,
             title: self.title.as_deref(),
             description: &self.description,
             input_schema: &self.input_schema,
-            output_schema: self.output_schema.as_deref(),
+            output_schema: self.output_schema_in(era),
             annotations: (!self.annotations.is_empty()).then_some(&self.annotations),
             icons: (!self.icons.is_empty()).then_some(&self.icons),
             meta: self.meta.as_ref().map(Cow::Borrowed),
@@ -101,6 +122,22 @@ impl ToolEntry {
             Handler::Dynamic { input_validator, .. } => input_validator.as_ref(),
             Handler::Native(_) => None,
         }
+    }
+}
+
+/// An argument mirrored in a header: its path in the arguments, and the header's name after
+/// `Mcp-Param-`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HeaderParam {
+    pub path: Vec<String>,
+    pub header: String,
+}
+
+impl HeaderParam {
+    /// The argument's value in `arguments`, if it was sent.
+    pub fn find<'a>(&self, arguments: &'a Map<String, Value>) -> Option<&'a Value> {
+        let (first, rest) = self.path.split_first()?;
+        rest.iter().try_fold(arguments.get(first)?, |value, key| value.get(key))
     }
 }
 
@@ -136,29 +173,41 @@ impl Listed {
     }
 }
 
+/// How `tools/list` is paged, and the cache hints of its 2026-07-28 pages.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Paging {
+    pub page_size: usize,
+    pub cache: CacheHint,
+}
+
 /// The served tools. Immutable: a change builds a new one.
 pub(crate) struct Registry {
     tools: Vec<Arc<ToolEntry>>,
     by_name: HashMap<Arc<str>, Arc<ToolEntry>>,
-    /// `tools/list` results, one per page, serialized once.
-    pages: Vec<Box<RawValue>>,
+    /// `tools/list` results, one per page, serialized once for each era.
+    handshake_pages: Vec<Box<RawValue>>,
+    stateless_pages: Vec<Box<RawValue>>,
 }
 
 impl Registry {
     /// The registry of `tools` (callable by name, sorted by name) whose `tools/list` shows
-    /// `listed`, in that order, `page_size` a page.
-    pub fn new(mut tools: Vec<Arc<ToolEntry>>, listed: &[Listed], page_size: usize) -> Registry {
+    /// `listed`, in that order.
+    pub fn new(mut tools: Vec<Arc<ToolEntry>>, listed: &[Listed], paging: Paging) -> Registry {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let by_name = tools.iter().map(|t| (t.name.clone(), t.clone())).collect();
-        let pages = paginate(listed, page_size.max(1));
-        Registry { tools, by_name, pages }
+        Registry {
+            tools,
+            by_name,
+            handshake_pages: paginate(listed, paging, Era::Handshake),
+            stateless_pages: paginate(listed, paging, Era::Stateless),
+        }
     }
 
     /// The registry of `tools` listing every one of them.
-    pub fn listing_all(mut tools: Vec<Arc<ToolEntry>>, page_size: usize) -> Registry {
+    pub fn listing_all(mut tools: Vec<Arc<ToolEntry>>, paging: Paging) -> Registry {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let listed: Vec<Listed> = tools.iter().cloned().map(Listed::plain).collect();
-        Registry::new(tools, &listed, page_size)
+        Registry::new(tools, &listed, paging)
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<ToolEntry>> {
@@ -169,36 +218,52 @@ impl Registry {
         &self.tools
     }
 
-    /// The serialized `tools/list` result for a cursor, or `None` for a cursor we never issued.
-    pub fn page(&self, cursor: Option<&str>) -> Option<&RawValue> {
+    /// The serialized `tools/list` result of `era` for a cursor (2026-07-28 pages are complete
+    /// results, cache hints included), or `None` for a cursor we never issued.
+    pub fn page(&self, cursor: Option<&str>, era: Era) -> Option<&RawValue> {
+        let pages = match era {
+            Era::Handshake => &self.handshake_pages,
+            Era::Stateless => &self.stateless_pages,
+        };
         let index = match cursor {
             None => 0,
-            Some(c) => c.parse::<usize>().ok().filter(|&i| i > 0 && i < self.pages.len())?,
+            Some(c) => c.parse::<usize>().ok().filter(|&i| i > 0 && i < pages.len())?,
         };
-        self.pages.get(index).map(|b| &**b)
+        pages.get(index).map(|b| &**b)
     }
 }
 
-/// `tools/list` pages of these tools.
-fn paginate(tools: &[Listed], page_size: usize) -> Vec<Box<RawValue>> {
+/// `tools/list` pages of these tools, as clients of `era` see them.
+fn paginate(tools: &[Listed], paging: Paging, era: Era) -> Vec<Box<RawValue>> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Page<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result_type: Option<&'static str>,
         tools: Vec<ToolDefinition<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         next_cursor: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ttl_ms: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_scope: Option<&'static str>,
     }
-    let chunks: Vec<&[Listed]> = if tools.is_empty() { vec![&[]] } else { tools.chunks(page_size).collect() };
+    let stateless = era == Era::Stateless;
+    let chunks: Vec<&[Listed]> =
+        if tools.is_empty() { vec![&[]] } else { tools.chunks(paging.page_size.max(1)).collect() };
     let count = chunks.len();
     chunks
         .into_iter()
         .enumerate()
         .map(|(i, chunk)| {
             let page = Page {
+                result_type: stateless.then_some("complete"),
+                ttl_ms: stateless.then_some(paging.cache.ttl_ms),
+                cache_scope: stateless.then_some(if paging.cache.public { "public" } else { "private" }),
                 tools: chunk
                     .iter()
                     .map(|listed| {
-                        let mut definition = listed.entry.definition();
+                        let mut definition = listed.entry.definition(era);
                         if let Some(extra) = &listed.extra_meta {
                             let mut meta = listed.entry.meta.clone().unwrap_or_default();
                             meta.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));

@@ -13,7 +13,8 @@ use tokio::sync::{Mutex, mpsc};
 use crate::context::peer::Outbound;
 use crate::dispatch::Origin;
 use crate::dispatch::session::Session;
-use crate::protocol::LATEST_PROTOCOL_VERSION;
+use crate::protocol::stateless::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
+use crate::protocol::{Era, LATEST_HANDSHAKE_VERSION, STATELESS_VERSIONS};
 use crate::server::Server;
 
 /// A JSON-RPC error answer.
@@ -50,7 +51,12 @@ pub(crate) struct Connection {
     next_id: AtomicI64,
     incoming: Mutex<Incoming>,
     responder: Option<Arc<Responder>>,
+    /// Stateless (2026-07-28): the capabilities every request's envelope declares.
+    stateless: Option<Value>,
 }
+
+/// The most rounds a stateless request is retried with answers before giving up.
+const MAX_ROUNDS: usize = 16;
 
 impl Connection {
     /// A connection to `server`, not yet initialized; `responder` answers the server's requests
@@ -65,7 +71,24 @@ impl Connection {
             next_id: AtomicI64::new(1),
             incoming: Mutex::new(Incoming { queue, answers: HashMap::new(), notifications: Vec::new() }),
             responder,
+            stateless: None,
         }
+    }
+
+    /// A connection speaking the stateless revision (2026-07-28): no handshake; every request
+    /// carries the envelope declaring `capabilities`, and `input_required` results are answered
+    /// by the responder and retried.
+    pub fn open_stateless(
+        server: &Server,
+        capabilities: Value,
+        responder: Option<Arc<Responder>>,
+    ) -> Connection {
+        Connection { stateless: Some(capabilities), ..Connection::open(server, responder) }
+    }
+
+    /// The era this connection speaks.
+    pub fn era(&self) -> Era {
+        if self.stateless.is_some() { Era::Stateless } else { Era::Handshake }
     }
 
     /// The `initialize` handshake, declaring `capabilities`, then `notifications/initialized`.
@@ -74,7 +97,7 @@ impl Connection {
             .request(
                 "initialize",
                 json!({
-                    "protocolVersion": LATEST_PROTOCOL_VERSION,
+                    "protocolVersion": LATEST_HANDSHAKE_VERSION,
                     "capabilities": capabilities,
                     "clientInfo": {"name": "mcp-tools-test", "version": env!("CARGO_PKG_VERSION")},
                 }),
@@ -84,14 +107,60 @@ impl Connection {
         Ok(result)
     }
 
-    /// Sends a request and waits for its answer.
+    /// Sends a request and waits for its answer. Stateless, an `input_required` result is
+    /// answered (with the responder) and the request retried until it completes.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let id = self.send_request(method, params);
-        self.answer(id).await
+        let id = self.send_request(method, params.clone());
+        let mut result = self.answer(id).await?;
+        for _ in 0..MAX_ROUNDS {
+            if self.stateless.is_none() || result["resultType"] != "input_required" {
+                return Ok(result);
+            }
+            let mut retry = params.clone();
+            let retry_params = retry.as_object_mut().expect("request params are an object");
+            let mut answers = serde_json::Map::new();
+            for (key, question) in result["inputRequests"].as_object().into_iter().flatten() {
+                let method = question["method"].as_str().unwrap_or_default();
+                let answer = match &self.responder {
+                    Some(responder) => responder(method, &question["params"])?,
+                    None => {
+                        return Err(RpcError {
+                            code: -32601,
+                            message: format!("the test client does not answer {method}"),
+                        });
+                    }
+                };
+                answers.insert(key.clone(), answer);
+            }
+            retry_params.insert("inputResponses".into(), Value::Object(answers));
+            if let Some(state) = result.get("requestState") {
+                retry_params.insert("requestState".into(), state.clone());
+            }
+            let id = self.send_request(method, retry);
+            result = self.answer(id).await?;
+        }
+        Err(RpcError {
+            code: -32603,
+            message: format!("`{method}` still needs input after {MAX_ROUNDS} rounds"),
+        })
     }
 
-    /// Sends a request without waiting; returns its id.
-    pub fn send_request(&self, method: &str, params: Value) -> i64 {
+    /// Sends a request without waiting; returns its id. Stateless, its params get the envelope
+    /// (`_meta` members already there are kept).
+    pub fn send_request(&self, method: &str, mut params: Value) -> i64 {
+        if let Some(capabilities) = &self.stateless {
+            if !params.is_object() {
+                params = json!({});
+            }
+            let meta = params.as_object_mut().expect("an object").entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.entry(PROTOCOL_VERSION_KEY).or_insert_with(|| json!(STATELESS_VERSIONS[0]));
+                meta.entry(CLIENT_CAPABILITIES_KEY).or_insert_with(|| capabilities.clone());
+                meta.entry("io.modelcontextprotocol/clientInfo").or_insert_with(
+                    || json!({"name": "mcp-tools-test", "version": env!("CARGO_PKG_VERSION")}),
+                );
+            }
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
         id
@@ -99,7 +168,8 @@ impl Connection {
 
     /// Waits for the answer to request `id`, collecting notifications that arrive meanwhile.
     pub async fn answer(&self, id: i64) -> Result<Value, RpcError> {
-        let message = self.wait_for(|m| m.get("id") == Some(&json!(id))).await;
+        // The server's own requests have ids too: an answer is a message without a method.
+        let message = self.wait_for(|m| m.get("id") == Some(&json!(id)) && m.get("method").is_none()).await;
         into_result(message)
     }
 

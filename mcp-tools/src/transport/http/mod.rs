@@ -1,13 +1,15 @@
-//! The Streamable HTTP transport (MCP 2025-11-25): one endpoint answering POST (client
-//! messages: [`post`]), GET (the server's stream) and DELETE (end a session: [`sessions`]), with
-//! `Mcp-Session-Id` sessions, JSON or SSE answers ([`sse`]), Host/Origin checks and a body
-//! limit ([`HttpOptions`]). Built on axum; mount it in your own `Router` with
+//! The Streamable HTTP transport, both revisions on one endpoint: POST (client messages:
+//! [`post`]; a 2026-07-28 request is served alone, [`stateless`]), and, for 2025-11-25 clients,
+//! GET (the server's stream) and DELETE (end a session: [`sessions`]) with `Mcp-Session-Id`
+//! sessions; JSON or SSE answers ([`sse`]), Host/Origin checks and a body limit
+//! ([`HttpOptions`]). Built on axum; mount it in your own `Router` with
 //! [`Server::http_router`] or run it with [`Server::serve_http`].
 
 pub(crate) mod options;
 mod post;
 mod sessions;
 mod sse;
+mod stateless;
 mod wire;
 
 use std::collections::HashMap;
@@ -22,11 +24,10 @@ use axum::response::{IntoResponse, Response};
 use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
-use crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
 use crate::server::Server;
 use options::HttpOptions;
 use sessions::HttpState;
-use wire::{VERSION_HEADER, plain};
+use wire::plain;
 
 impl Server {
     /// The MCP endpoint as an axum [`Router`], to serve alone or merge into your own app (add
@@ -138,15 +139,10 @@ async fn endpoint(State(state): State<Arc<HttpState>>, request: Request) -> Resp
 }
 
 async fn route(state: Arc<HttpState>, request: Request) -> Response {
-    let headers = request.headers();
-    if let Some(version) = headers.get(VERSION_HEADER) {
-        let supported = version.to_str().is_ok_and(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(&v));
-        if !supported {
-            return plain(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
-            );
-        }
+    if *request.method() != Method::POST
+        && let Some(response) = sessions::unsupported_version(request.headers())
+    {
+        return response;
     }
     match *request.method() {
         Method::OPTIONS => {

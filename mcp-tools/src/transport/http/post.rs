@@ -14,9 +14,12 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use tokio::sync::mpsc;
 
-use super::sessions::{HttpSession, HttpState, named_session};
+use super::sessions::{HttpSession, HttpState, named_session, unsupported_version};
 use super::sse::{Hub, call_stream, hub_events, sse_response};
-use super::wire::{Peek, SESSION_HEADER, VERSION_HEADER, accepts, is_answer_to, plain, rpc_error_response};
+use super::stateless;
+use super::wire::{
+    Peek, SESSION_HEADER, VERSION_HEADER, accepts, first_message, is_answer_to, plain, rpc_error_response,
+};
 use crate::context::HttpParts;
 use crate::context::peer::{CloseStream, Outbound};
 use crate::dispatch::session::Session;
@@ -36,6 +39,12 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         Ok(read) => read,
         Err(response) => return response,
     };
+    if stateless::is_stateless(&state, &body, &parts.headers) {
+        return stateless::post(&state, parts, body, peek).await;
+    }
+    if let Some(response) = unsupported_version(&parts.headers) {
+        return response;
+    }
     let is_initialize = peek.method.as_deref() == Some("initialize");
     let target = match find_session(&state, &parts.headers, is_initialize) {
         Ok(target) => target,
@@ -158,41 +167,28 @@ async fn answer(
         }
         response
     };
-    match received {
-        Received::Notification => StatusCode::ACCEPTED.into_response(),
-        Received::Invalid => {
-            let body = answers.recv().await.unwrap_or_default();
-            (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    let first = match first_message(received, &mut answers, &state.shutdown).await {
+        Ok(first) => first,
+        Err(response) => return response,
+    };
+    if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
+        if let (Some(id), true) = (&target.issued, session_initialized(&first)) {
+            state.sessions.lock().expect("sessions lock").insert(
+                id.clone(),
+                Arc::new(HttpSession {
+                    session: target.session.clone(),
+                    last_seen: Mutex::new(Instant::now()),
+                    hub: Hub::default(),
+                }),
+            );
         }
-        Received::Request => {
-            let first = tokio::select! {
-                first = answers.recv() => first,
-                _ = state.shutdown.cancelled() => None,
-            };
-            let Some(first) = first else {
-                // Cancelled, or shutting down: nothing to say.
-                return StatusCode::ACCEPTED.into_response();
-            };
-            if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
-                if let (Some(id), true) = (&target.issued, session_initialized(&first)) {
-                    state.sessions.lock().expect("sessions lock").insert(
-                        id.clone(),
-                        Arc::new(HttpSession {
-                            session: target.session.clone(),
-                            last_seen: Mutex::new(Instant::now()),
-                            hub: Hub::default(),
-                        }),
-                    );
-                }
-                return with_session(
-                    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response(),
-                );
-            }
-            // Messages before the answer (progress, logs, requests to the client): stream them.
-            let stream = call_stream(first, answers, request_id, state.shutdown.clone());
-            with_session(sse_response(stream, state.options.keep_alive))
-        }
+        return with_session(
+            (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response(),
+        );
     }
+    // Messages before the answer (progress, logs, requests to the client): stream them.
+    let stream = call_stream(first, answers, request_id, state.shutdown.clone());
+    with_session(sse_response(stream, state.options.keep_alive))
 }
 
 /// Resumable mode: the request's messages are numbered and kept in the session's hub, so a

@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::options::HttpOptions;
 use super::sse::{Hub, hub_events, sse_event, sse_response};
-use super::wire::{SESSION_HEADER, accepts, plain, rpc_error_response};
+use super::wire::{SESSION_HEADER, VERSION_HEADER, accepts, plain, rpc_error_response};
 use crate::context::peer::Outbound;
 use crate::dispatch::session::Session;
+use crate::protocol::{Era, INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::Server;
 
 /// One session of the endpoint.
@@ -36,6 +37,11 @@ pub(super) struct HttpState {
 }
 
 impl HttpState {
+    /// Whether no request has a session: stateless mode, or the 2026-07-28 revision only.
+    pub fn sessionless(&self) -> bool {
+        self.options.stateless || self.server.shared.only_era == Some(Era::Stateless)
+    }
+
     /// The session named `id`, marked as used now.
     pub fn session(&self, id: &str) -> Option<Arc<HttpSession>> {
         let session = self.sessions.lock().expect("sessions lock").get(id).cloned()?;
@@ -81,9 +87,23 @@ pub(super) fn named_session(
     }
 }
 
+/// A 2025-11-25 request whose `MCP-Protocol-Version` header names a revision this server does
+/// not speak: 400.
+pub(super) fn unsupported_version(headers: &HeaderMap) -> Option<Response> {
+    let version = headers.get(VERSION_HEADER)?;
+    if version.to_str().is_ok_and(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(&v)) {
+        return None;
+    }
+    let message = format!(
+        "Bad Request: unsupported MCP-Protocol-Version (supported: {})",
+        SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+    );
+    Some(rpc_error_response(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, message))
+}
+
 /// DELETE: the client ends its session.
 pub(super) fn delete(state: Arc<HttpState>, headers: &HeaderMap) -> Response {
-    if state.options.stateless {
+    if state.sessionless() {
         let mut response =
             plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server is stateless");
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
@@ -101,7 +121,7 @@ pub(super) fn delete(state: Arc<HttpState>, headers: &HeaderMap) -> Response {
 
 /// GET: the stream of messages unrelated to any request (list changes, resource updates).
 pub(super) fn get(state: Arc<HttpState>, request: Request) -> Response {
-    if state.options.stateless {
+    if state.sessionless() {
         let mut response =
             plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server is stateless");
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));

@@ -4,6 +4,10 @@
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatch::Received;
 
 use crate::protocol::jsonrpc::{ErrorObject, encode_error};
 use crate::protocol::{INVALID_REQUEST, RequestId};
@@ -51,4 +55,29 @@ pub(super) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
             media == wanted || media == "*/*" || media == format!("{kind}/*")
         },
     )
+}
+
+/// The first message a handled message sends back when it is a request (its answer, or what the
+/// call sends before it), or the whole response when there is nothing more to wait for: 202 for
+/// a notification or a response, 400 with the error for an invalid message, 202 when the
+/// request was cancelled or the server shuts down first.
+pub(super) async fn first_message(
+    received: Received,
+    answers: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    shutdown: &CancellationToken,
+) -> Result<Vec<u8>, Response> {
+    match received {
+        Received::Notification => Err(StatusCode::ACCEPTED.into_response()),
+        Received::Invalid => {
+            let body = answers.recv().await.unwrap_or_default();
+            Err((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response())
+        }
+        Received::Request => {
+            let first = tokio::select! {
+                first = answers.recv() => first,
+                _ = shutdown.cancelled() => None,
+            };
+            first.ok_or_else(|| StatusCode::ACCEPTED.into_response())
+        }
+    }
 }

@@ -1,0 +1,325 @@
+//! The parts of the dispatch path only the stateless era (2026-07-28) has: `server/discover`,
+//! the rounds of a multi-round-trip request (answers carried by the client, sealed in a
+//! `requestState` it cannot alter undetected), `subscriptions/listen` filters, and the error
+//! shapes of the revision.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{ServerEvent, Shared};
+use crate::protocol::jsonrpc::ErrorObject;
+use crate::protocol::stateless::{
+    MISSING_CLIENT_CAPABILITY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, UNSUPPORTED_PROTOCOL_VERSION,
+};
+use crate::protocol::{INVALID_PARAMS, RESOURCE_NOT_FOUND, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+
+/// How long a `requestState` stays valid: a person may be answering the questions.
+const STATE_LIFETIME: Duration = Duration::from_secs(60 * 60);
+
+/// What one round of a multi-round-trip request knows: the answers so far (sealed in the
+/// previous round's state, plus this request's `inputResponses`) and what binds a state to
+/// this request (its method and its params but the answers).
+pub(crate) struct Round {
+    pub answers: HashMap<String, Value>,
+    pub binding: [u8; 32],
+}
+
+/// The digest of a request's method and params, `_meta`, `inputResponses` and `requestState`
+/// left out, with object members sorted: the same request retried gets the same binding.
+pub(crate) fn binding_of(method: &str, params: Option<&RawValue>) -> [u8; 32] {
+    let mut params: Value = params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or(Value::Null);
+    if let Some(object) = params.as_object_mut() {
+        for key in ["_meta", "inputResponses", "requestState"] {
+            object.remove(key);
+        }
+    }
+    let mut text = String::from(method);
+    text.push('\n');
+    canonical(&params, &mut text);
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// JSON with object members sorted by name, so equal values have equal text.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, value)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical(value, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    /// Expiry, in seconds since the Unix epoch.
+    #[serde(rename = "e")]
+    expires: u64,
+    /// The answers so far, by key.
+    #[serde(rename = "a")]
+    answers: HashMap<String, Value>,
+}
+
+fn tag(key: &[u8; 32], binding: &[u8; 32], payload: &[u8]) -> Hmac<Sha256> {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(binding);
+    mac.update(payload);
+    mac
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// The `requestState` of a round: the answers so far, bound to the request, signed with the
+/// server's key, valid for an hour.
+pub(crate) fn seal(key: &[u8; 32], round: &Round) -> String {
+    let sealed = Sealed { expires: now() + STATE_LIFETIME.as_secs(), answers: round.answers.clone() };
+    let payload = serde_json::to_vec(&sealed).expect("answers serialize");
+    let signature = tag(key, &round.binding, &payload).finalize().into_bytes();
+    format!("v1.{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(signature))
+}
+
+/// The answers sealed in `state`, if this server sealed it for this request and it has not
+/// expired; otherwise why not (an "invalid params" error).
+pub(crate) fn open(
+    key: &[u8; 32],
+    binding: &[u8; 32],
+    state: &Value,
+) -> Result<HashMap<String, Value>, ErrorObject> {
+    let invalid = |why: &str| ErrorObject::invalid_params(format!("Invalid params: `requestState` {why}"));
+    let Some(state) = state.as_str() else { return Err(invalid("is not a string")) };
+    let mut parts = state.split('.');
+    let (Some("v1"), Some(payload), Some(signature), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(invalid("is not one this server issued"));
+    };
+    let (Ok(payload), Ok(signature)) = (URL_SAFE_NO_PAD.decode(payload), URL_SAFE_NO_PAD.decode(signature))
+    else {
+        return Err(invalid("is not one this server issued"));
+    };
+    if tag(key, binding, &payload).verify_slice(&signature).is_err() {
+        return Err(invalid("failed its integrity check: it was altered, or issued for another request"));
+    }
+    let sealed: Sealed = serde_json::from_slice(&payload).map_err(|_| invalid("is malformed"))?;
+    if sealed.expires < now() {
+        return Err(invalid("has expired; call again without it"));
+    }
+    Ok(sealed.answers)
+}
+
+/// A fresh random key for sealing request states.
+pub(crate) fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).expect("the operating system provides random bytes");
+    key
+}
+
+/// `{"resultType":"input_required","inputRequests":{…},"requestState":"…"}`.
+pub(crate) fn input_required(questions: Vec<(String, Value)>, state: String) -> Box<RawValue> {
+    let requests: Map<String, Value> = questions.into_iter().collect();
+    let result = json!({"resultType": "input_required", "inputRequests": requests, "requestState": state});
+    serde_json::value::to_raw_value(&result).expect("JSON serializes")
+}
+
+/// The `server/discover` result: versions, capabilities, instructions, identity in `_meta`.
+pub(crate) fn discover(shared: &Shared) -> Box<RawValue> {
+    let mut result = json!({
+        "resultType": "complete",
+        "supportedVersions": SUPPORTED_PROTOCOL_VERSIONS,
+        "capabilities": shared.capabilities(),
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "_meta": {SERVER_INFO_KEY: shared.info},
+    });
+    if let Some(instructions) = &shared.instructions {
+        result["instructions"] = json!(instructions);
+    }
+    serde_json::value::to_raw_value(&result).expect("JSON serializes")
+}
+
+/// The error of a request whose revision this server does not speak.
+pub(crate) fn unsupported_version(requested: &str) -> ErrorObject {
+    ErrorObject {
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        message: format!(
+            "Unsupported protocol version {requested:?}; this server speaks {}",
+            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        ),
+        data: Some(json!({"supported": SUPPORTED_PROTOCOL_VERSIONS, "requested": requested})),
+    }
+}
+
+/// The error of a request that needs a client capability the client did not declare.
+pub(crate) fn missing_capability(capability: &str) -> ErrorObject {
+    ErrorObject {
+        code: MISSING_CLIENT_CAPABILITY,
+        message: format!("Missing required client capability `{capability}`"),
+        data: Some(json!({"requiredCapabilities": {capability: {}}})),
+    }
+}
+
+/// An error as 2026-07-28 says it: an unknown resource is "invalid params" (SEP-2164).
+pub(crate) fn in_stateless_terms(mut error: ErrorObject) -> ErrorObject {
+    if error.code == RESOURCE_NOT_FOUND {
+        error.code = INVALID_PARAMS;
+    }
+    error
+}
+
+/// What a `subscriptions/listen` stream carries.
+#[derive(Default, Deserialize, Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListenFilter {
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tools_list_changed: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prompts_list_changed: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub resources_list_changed: bool,
+    #[serde(default, skip_serializing_if = "HashSet::is_empty")]
+    pub resource_subscriptions: HashSet<String>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+impl ListenFilter {
+    /// The filter a `subscriptions/listen` request asks for, narrowed to what this server has.
+    pub fn honored(requested: ListenFilter, has_resources: bool, has_prompts: bool) -> ListenFilter {
+        ListenFilter {
+            tools_list_changed: requested.tools_list_changed,
+            prompts_list_changed: requested.prompts_list_changed && has_prompts,
+            resources_list_changed: requested.resources_list_changed && has_resources,
+            resource_subscriptions: if has_resources {
+                requested.resource_subscriptions
+            } else {
+                HashSet::new()
+            },
+        }
+    }
+
+    /// The notification for `event` on the stream `subscription`, if the filter asks for it.
+    pub fn notification(&self, event: &ServerEvent, subscription: &RequestId) -> Option<Vec<u8>> {
+        let meta = json!({SUBSCRIPTION_ID_KEY: subscription});
+        let (method, params) = match event {
+            ServerEvent::ToolsChanged if self.tools_list_changed => {
+                ("notifications/tools/list_changed", json!({"_meta": meta}))
+            }
+            ServerEvent::PromptsChanged if self.prompts_list_changed => {
+                ("notifications/prompts/list_changed", json!({"_meta": meta}))
+            }
+            ServerEvent::ResourcesChanged if self.resources_list_changed => {
+                ("notifications/resources/list_changed", json!({"_meta": meta}))
+            }
+            ServerEvent::ResourceUpdated(uri) if self.resource_subscriptions.contains(uri) => {
+                ("notifications/resources/updated", json!({"uri": uri, "_meta": meta}))
+            }
+            _ => return None,
+        };
+        Some(crate::protocol::jsonrpc::encode_notification(method, &params))
+    }
+
+    /// `notifications/subscriptions/acknowledged`: the stream is open and carries this.
+    pub fn acknowledgement(&self, subscription: &RequestId) -> Vec<u8> {
+        crate::protocol::jsonrpc::encode_notification(
+            "notifications/subscriptions/acknowledged",
+            &json!({"_meta": {SUBSCRIPTION_ID_KEY: subscription}, "notifications": self}),
+        )
+    }
+}
+
+/// The final result of a listen stream the server ends.
+pub(crate) fn listen_ended(subscription: &RequestId) -> Box<RawValue> {
+    let result = json!({"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: subscription}});
+    serde_json::value::to_raw_value(&result).expect("JSON serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(answers: &[(&str, Value)]) -> Round {
+        Round {
+            answers: answers.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+            binding: binding_of(
+                "tools/call",
+                Some(&RawValue::from_string(r#"{"name":"t","arguments":{"a":1,"b":2}}"#.into()).unwrap()),
+            ),
+        }
+    }
+
+    #[test]
+    fn a_sealed_state_opens_with_its_answers() {
+        let key = random_key();
+        let round = round(&[("user_name", json!({"action": "accept"}))]);
+        let state = seal(&key, &round);
+        assert_eq!(open(&key, &round.binding, &json!(state)).unwrap(), round.answers);
+    }
+
+    #[test]
+    fn an_altered_state_or_another_request_or_key_is_refused() {
+        let key = random_key();
+        let round = round(&[("q", json!({"action": "accept", "content": {"ok": true}}))]);
+        let state = seal(&key, &round);
+        let tampered = format!("{state}-TAMPERED");
+        assert!(open(&key, &round.binding, &json!(tampered)).unwrap_err().message.contains("integrity"));
+        let other = binding_of(
+            "tools/call",
+            Some(&RawValue::from_string(r#"{"name":"t","arguments":{"a":2}}"#.into()).unwrap()),
+        );
+        assert!(open(&key, &other, &json!(state)).is_err());
+        assert!(open(&random_key(), &round.binding, &json!(state)).is_err());
+        assert!(open(&key, &round.binding, &json!(42)).is_err());
+    }
+
+    #[test]
+    fn the_binding_ignores_member_order_and_the_round_trip_fields() {
+        let a = binding_of(
+            "tools/call",
+            Some(
+                &RawValue::from_string(r#"{"name":"t","arguments":{"a":1,"b":[1,{"y":2,"x":1}]}}"#.into())
+                    .unwrap(),
+            ),
+        );
+        let b = binding_of(
+            "tools/call",
+            Some(&RawValue::from_string(
+                r#"{"arguments":{"b":[1,{"x":1,"y":2}],"a":1},"name":"t","requestState":"s","inputResponses":{},"_meta":{}}"#.into(),
+            )
+            .unwrap()),
+        );
+        assert_eq!(a, b);
+        assert_ne!(a, binding_of("prompts/get", None));
+    }
+}
