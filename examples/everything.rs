@@ -455,6 +455,97 @@ async fn test_input_required_result_capabilities(ctx: Context) -> Result<String,
     Ok(answer)
 }
 
+// ===== 2026-07-28 tasks extension (io.modelcontextprotocol/tasks) =====
+
+/// Greets someone at once (never a task)
+#[tool]
+async fn greet(
+    /// Who to greet
+    name: String,
+) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Computes for a number of seconds (a task for clients that support tasks)
+#[tool(task = "optional")]
+async fn slow_compute(
+    /// How long to compute
+    seconds: f64,
+    /// A label for the result
+    label: String,
+) -> String {
+    if seconds > 0.0 {
+        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    }
+    format!("slow_compute({label}) done after {seconds}s")
+}
+
+/// Works for a second, then reports a tool error (only ever a task)
+#[tool(task = "required")]
+async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new("failing_job: intentional tool error"))
+}
+
+/// Works briefly, then fails at the protocol level (its handler panics)
+#[tool(task = "optional")]
+async fn protocol_error_job() -> String {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    panic!("protocol_error_job: intentional protocol-level failure")
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    confirm: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Answer {
+    answer: String,
+}
+
+/// Looks the file up, then asks the user to confirm its deletion (a task for clients that support tasks)
+#[tool(task = "optional")]
+async fn confirm_delete(
+    /// The file to delete
+    filename: String,
+    ctx: Context,
+) -> Result<String, ToolError> {
+    // Looking the file up is work: a task-supporting call becomes a task here, so the question
+    // below reaches the client through the task.
+    tokio::task::yield_now().await;
+    match ctx.input_key("confirm").elicit::<Confirm>(format!("Delete {filename}?")).await? {
+        Elicitation::Accept(Confirm { confirm: true }) => Ok(format!("Deleted {filename}")),
+        _ => Ok(format!("Kept {filename}")),
+    }
+}
+
+/// Asks two questions at once while running as a task
+#[tool(task = "optional")]
+async fn multi_input(ctx: Context) -> Result<String, ToolError> {
+    tokio::task::yield_now().await;
+    let (a, b) = tokio::join!(
+        ctx.input_key("input-a").elicit::<Answer>("First answer?"),
+        ctx.input_key("input-b").elicit::<Answer>("Second answer?"),
+    );
+    let text = |e: Elicitation<Answer>| match e {
+        Elicitation::Accept(Answer { answer }) => answer,
+        _ => "-".into(),
+    };
+    Ok(format!("a={}, b={}", text(a?), text(b?)))
+}
+
+/// Asks the user's name through the request, then works on as a task (only ever a task)
+#[tool(task = "required")]
+async fn test_tool_with_task(ctx: Context) -> Result<String, ToolError> {
+    let name = match ctx.input_key("user_name").elicit::<UserName>("What is your name?").await? {
+        Elicitation::Accept(UserName { name }) => name,
+        _ => "anonymous".into(),
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok(format!("Hello, {name}! (async)"))
+}
+
 /// A value a 2026-07-28 HTTP client mirrors in the `Mcp-Param-Value` header.
 #[derive(Deserialize, JsonSchema)]
 struct HeaderValue {

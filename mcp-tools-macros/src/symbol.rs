@@ -11,11 +11,15 @@ pub const ICONS: &str = "icons";
 pub const CRATE: &str = "crate";
 pub const WIDGET: &str = "widget";
 pub const DEFER: &str = "defer";
+pub const TASK: &str = "task";
 pub const URI: &str = "uri";
 pub const MIME_TYPE: &str = "mime_type";
 
 pub const TOOL_ARGS: &[&str] =
-    &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, DEFER, CRATE, WIDGET];
+    &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, DEFER, TASK, CRATE, WIDGET];
+
+/// The values of `task = "..."`.
+pub const TASK_VALUES: &[&str] = &["optional", "required"];
 pub const RESOURCE_ARGS: &[&str] = &[URI, NAME, TITLE, DESCRIPTION, MIME_TYPE, CRATE];
 pub const PROMPT_ARGS: &[&str] = &[NAME, TITLE, DESCRIPTION, CRATE];
 

@@ -51,6 +51,7 @@
 /// | `meta = expr` | Extra `_meta` keys, sent verbatim: any expression that converts `Into<serde_json::Value>` (an object; anything else is sent as `{"value": …}`). Evaluated once at start-up. |
 /// | `icons = ["https://…/icon.png", ...]` | Icons for clients that show them (MIME type guessed from the extension). |
 /// | `defer = false` | When the server defers its catalog ([`ServerBuilder::defer_tools`](crate::ServerBuilder::defer_tools)), keep this tool listed (marked `_meta["anthropic/alwaysLoad"]`) instead of only searchable. `defer` alone means `true`, the default. |
+/// | `task = "optional"` or `task = "required"` | The tool may (`optional`) or must (`required`) run as a task for 2026-07-28 clients that declare the tasks extension: see [`TaskSupport`](crate::TaskSupport). Default: never a task. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 /// | `widget = "name"` or `widget(name = "..", html = "..", invoking = "..", invoked = "..", accessible = bool, visibility = ["model", "app"], csp(connect = [..], resources = [..]), prefers_border = bool)` | Links the tool to an MCP Apps view. The HTML file (default `widgets/{name}.html`, relative to the crate root) is embedded at compile time; a missing file is a compile error at the attribute. The view is served as `ui://widget/{name}.html` (`text/html;profile=mcp-app`, plus a `text/html+skybridge` twin), and the tool's `_meta` gets `ui.resourceUri` (and `ui.visibility`), `ui/resourceUri` and the `openai/*` keys, merged under your own `meta` keys. `visibility = ["app"]` makes a tool only the view calls: hidden from the model and from deferred search. Return a [`Widget`](crate::Widget) (props for the view, text for the model; an empty text becomes `Displaying {name}`). |
 ///
@@ -200,6 +201,7 @@ pub mod tool_attribute {}
 /// | `title = "..."` | Display title. |
 /// | `description = "..."` | Default: the function's doc comment, paragraphs kept. Optional for resources. |
 /// | `mime_type = "..."` | The MIME type (`type/subtype`), listed and set on the contents returned as `String` or `Vec<u8>`. |
+/// | `task = "optional"` or `task = "required"` | The tool may (`optional`) or must (`required`) run as a task for 2026-07-28 clients that declare the tasks extension: see [`TaskSupport`](crate::TaskSupport). Default: never a task. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 ///
 /// ## Parameters
@@ -303,6 +305,7 @@ pub mod resource_attribute {}
 /// | `name = "..."` | The prompt's name (default: the function's name, without `r#`). |
 /// | `title = "..."` | Display title. |
 /// | `description = "..."` | Default: the function's doc comment, paragraphs kept. A prompt with neither is a compile error: clients require one. |
+/// | `task = "optional"` or `task = "required"` | The tool may (`optional`) or must (`required`) run as a task for 2026-07-28 clients that declare the tasks extension: see [`TaskSupport`](crate::TaskSupport). Default: never a task. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 ///
 /// ## Parameters

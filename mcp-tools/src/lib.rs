@@ -69,6 +69,7 @@ pub use model::resource::{IntoContents, Resource, ResourceContents, ResourceRequ
 pub use model::result::{Content, EmbeddedResource, ToolOutput, ToolResult};
 #[doc(inline)]
 pub use model::schema;
+pub use model::task::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore, TaskStoreError, TaskSupport};
 pub use model::tool::{Annotations, Args, Icon, Tool};
 pub use protocol::messages::LogLevel;
 pub use protocol::{Era, Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};

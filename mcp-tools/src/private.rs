@@ -31,6 +31,7 @@ use crate::model::prompt::{IntoPromptResult, PromptResult};
 use crate::model::resource::{IntoContents, ResourceContents, ResourceRequest};
 pub use crate::model::result::OutputPlan;
 use crate::model::result::{ToolOutput, ToolResult};
+pub use crate::model::task::TaskSupport;
 
 /// One `#[tool]` function, as submitted to the inventory. Everything is `const`: schemas and
 /// validators are built from it once, at start-up.
@@ -44,6 +45,8 @@ pub struct ToolRegistration {
     pub icons: &'static [&'static str],
     /// `defer = ...`: `Some(false)` keeps the tool listed when the catalog is deferred.
     pub defer: Option<bool>,
+    /// `task = ...`: whether the tool may (must) run as a task.
+    pub task: TaskSupport,
     /// `widget = ...`: the view the tool shows.
     pub widget: Option<StaticWidget>,
     pub meta: Option<fn() -> Value>,

@@ -15,12 +15,15 @@ use tokio::sync::broadcast;
 use crate::__private::ToolRegistration;
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
+use crate::dispatch::events::ServerEvent;
+use crate::dispatch::shared::Shared;
 use crate::dispatch::stateless::random_key;
-use crate::dispatch::{ServerEvent, Shared};
+use crate::dispatch::tasks::Tasks;
 use crate::model::apps::AppView;
 use crate::model::error::BuildError;
 use crate::model::prompt::Prompt;
 use crate::model::resource::{Resource, ResourceTemplate};
+use crate::model::task::{MemoryTaskStore, TaskStore};
 use crate::model::tool::{Annotations, Tool};
 use crate::protocol::Era;
 use crate::protocol::Implementation;
@@ -102,6 +105,9 @@ pub struct ServerBuilder {
     list_ttl: Duration,
     state_key: Option<[u8; 32]>,
     only_era: Option<Era>,
+    task_store: Option<Arc<dyn TaskStore>>,
+    task_ttl: Option<Duration>,
+    task_poll_interval: Duration,
     max_message_bytes: usize,
     shutdown_timeout: Duration,
     client_request_timeout: Duration,
@@ -122,6 +128,9 @@ impl Default for ServerBuilder {
             list_ttl: Duration::ZERO,
             state_key: None,
             only_era: None,
+            task_store: None,
+            task_ttl: Some(Duration::from_secs(60 * 60)),
+            task_poll_interval: Duration::from_millis(500),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_timeout: Duration::from_secs(10),
             client_request_timeout: Duration::from_secs(300),
@@ -242,6 +251,22 @@ impl ServerBuilder {
         self.only_era = Some(era);
         self
     }
+    /// Where tasks' states are kept (default: [`MemoryTaskStore`], in this process).
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+    /// How long a task is kept after its creation (default one hour; `None`: as long as its
+    /// store keeps it).
+    pub fn task_ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+    /// How often clients are asked to poll a task (default 500 ms).
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.task_poll_interval = interval;
+        self
+    }
     /// How long 2026-07-28 clients may reuse the results of `tools/list`, `prompts/list`,
     /// `resources/list` and `resources/templates/list` (their `ttlMs`; default 0: ask again every
     /// time). Set it when the catalog does not change while serving, or when clients listen for
@@ -332,6 +357,11 @@ impl ServerBuilder {
                 state_key: self.state_key.unwrap_or_else(random_key),
                 list_cache,
                 only_era: self.only_era,
+                tasks: Arc::new(Tasks::new(
+                    self.task_store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                    self.task_ttl,
+                    self.task_poll_interval,
+                )),
             }),
             changes: Arc::new(Changes {
                 tools: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),

@@ -47,3 +47,12 @@ export function textOf(result) {
     .map((block) => block.text)
     .join('\n');
 }
+
+/** Fails the run (and ends it) if it is still going after `ms`: a request that got no answer. */
+export function watchdog(ms) {
+  setTimeout(() => {
+    fail('whole run finishes in time', `still running after ${ms / 1000} s (a request got no answer?)`);
+    console.log(summary());
+    process.exit(1);
+  }, ms).unref();
+}

@@ -12,7 +12,7 @@ import { LATEST_PROTOCOL_VERSION, McpError, ErrorCode } from '@modelcontextproto
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assert, check, fail, pass, short, summary, tally, textOf } from './checks.mjs';
+import { assert, check, fail, pass, short, summary, tally, textOf, watchdog } from './checks.mjs';
 
 const binaryArg = process.argv[2];
 if (!binaryArg) {
@@ -64,12 +64,7 @@ function makeTransport(label) {
 }
 
 // A server that never answers would leave the SDK waiting 60 s per request: cap the whole run.
-const WATCHDOG_MS = 150_000;
-setTimeout(() => {
-  fail('whole run finishes in time', `still running after ${WATCHDOG_MS / 1000} s (a request got no answer?)`);
-  console.log(summary());
-  process.exit(1);
-}, WATCHDOG_MS).unref();
+watchdog(150_000);
 
 if (!existsSync(binary)) {
   fail('server binary exists', `no file at ${binary}`);

@@ -23,7 +23,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { assert, check, fail, pass, short, summary, tally, textOf } from './checks.mjs';
+import { assert, check, fail, pass, short, summary, tally, textOf, watchdog } from './checks.mjs';
 
 const targets = process.argv.slice(2);
 if (targets.length === 0) {
@@ -47,12 +47,7 @@ function within(ms, promise, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
-const WATCHDOG_MS = 150_000;
-setTimeout(() => {
-  fail('whole run finishes in time', `still running after ${WATCHDOG_MS / 1000} s`);
-  console.log(summary());
-  process.exit(1);
-}, WATCHDOG_MS).unref();
+watchdog(150_000);
 
 for (const target of targets) {
   const colon = target.indexOf(':');

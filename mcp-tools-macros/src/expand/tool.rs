@@ -3,8 +3,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::ItemFn;
 use syn::spanned::Spanned;
+use syn::{ItemFn, LitStr};
 
 use super::{Params, assertion, call, opt, paths, registered, result_assertions};
 use crate::attr::ToolAttr;
@@ -163,6 +163,11 @@ pub fn expand(
     let tags = attr.tags.get().cloned().unwrap_or_default();
     let icons = attr.icons.get().cloned().unwrap_or_default();
     let defer = opt(attr.defer.get());
+    let task = match attr.task.get().map(LitStr::value).as_deref() {
+        Some("required") => quote!(#p::TaskSupport::Required),
+        Some(_) => quote!(#p::TaskSupport::Optional),
+        None => quote!(#p::TaskSupport::Forbidden),
+    };
     let widget = match attr.widget.get() {
         Some(w) => {
             let name = w.name.as_ref().expect("checked: a widget has a name");
@@ -245,6 +250,7 @@ pub fn expand(
         annotations: #annotations,
         icons: &[#(#icons),*],
         defer: #defer,
+        task: #task,
         widget: #widget,
         meta: #meta,
         input_schema: __mcp_input_schema,

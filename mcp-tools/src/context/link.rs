@@ -5,8 +5,8 @@
 //! the client answers by retrying (2026-07-28, [`InputLink`]), or not at all ([`Unreachable`]).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -199,6 +199,8 @@ impl ClientLink for RequestLink {
 /// and the call runs again from the start, now finding them.
 pub(crate) struct InputLink {
     answers: HashMap<String, Value>,
+    /// Set once the call became a task: questions then wait for `tasks/update`.
+    task: OnceLock<Arc<TaskQuestions>>,
     asked: Mutex<Vec<(String, Value)>>,
     /// How many questions the call asked so far, in all and under each name: an unnamed question
     /// is keyed by its position (`elicitation-1`), a named one by its name (the second under the
@@ -212,6 +214,7 @@ impl InputLink {
     pub fn new(answers: HashMap<String, Value>) -> Self {
         InputLink {
             answers,
+            task: OnceLock::new(),
             asked: Mutex::new(Vec::new()),
             count: Mutex::new((0, HashMap::new())),
             questions: Default::default(),
@@ -232,6 +235,65 @@ impl InputLink {
     /// The questions without an answer, `(key, {"method", "params"})`, in the order asked.
     pub fn take_questions(&self) -> Vec<(String, Value)> {
         std::mem::take(&mut *self.asked.lock().expect("asked lock"))
+    }
+
+    /// Whether the call asked something it has no answer to.
+    pub fn has_questions(&self) -> bool {
+        !self.asked.lock().expect("asked lock").is_empty()
+    }
+
+    /// From now on the call is a task: its questions wait for the answers `tasks/update` brings.
+    pub fn become_task(&self, questions: Arc<TaskQuestions>) {
+        let _ = self.task.set(questions);
+    }
+}
+
+/// The outstanding questions of a task, each waiting for its answer: `tasks/get` shows them,
+/// `tasks/update` answers them.
+#[derive(Default)]
+pub(crate) struct TaskQuestions {
+    outstanding: Mutex<Vec<(String, Value, oneshot::Sender<Value>)>>,
+    changed: tokio::sync::Notify,
+}
+
+impl TaskQuestions {
+    /// Asks `question` under `key`; resolves with the client's answer.
+    fn ask(&self, key: String, question: Value) -> oneshot::Receiver<Value> {
+        let (tx, rx) = oneshot::channel();
+        self.outstanding.lock().expect("outstanding lock").push((key, question, tx));
+        self.changed.notify_one();
+        rx
+    }
+
+    /// The questions waiting for an answer, by key.
+    pub fn snapshot(&self) -> serde_json::Map<String, Value> {
+        let outstanding = self.outstanding.lock().expect("outstanding lock");
+        outstanding.iter().map(|(key, question, _)| (key.clone(), question.clone())).collect()
+    }
+
+    /// Delivers the answers to outstanding questions (objects only; other keys are ignored).
+    pub fn answer(&self, answers: &serde_json::Map<String, Value>) {
+        let mut outstanding = self.outstanding.lock().expect("outstanding lock");
+        let before = outstanding.len();
+        let mut still = Vec::with_capacity(before);
+        for (key, question, tx) in outstanding.drain(..) {
+            match answers.get(&key).filter(|a| a.is_object()) {
+                Some(answer) => {
+                    let _ = tx.send(answer.clone());
+                }
+                None => still.push((key, question, tx)),
+            }
+        }
+        let changed = still.len() != before;
+        *outstanding = still;
+        if changed {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Resolves when a question was asked or answered.
+    pub async fn changed(&self) {
+        self.changed.notified().await
     }
 }
 
@@ -265,6 +327,10 @@ impl ClientLink for InputLink {
         if let Some(answer) = self.answers.get(&key) {
             let answer = answer.clone();
             return Box::pin(async move { Ok(answer) });
+        }
+        if let Some(task) = self.task.get() {
+            let answer = task.ask(key, json!({"method": method, "params": params}));
+            return Box::pin(async move { answer.await.map_err(|_| ClientError::Cancelled) });
         }
         self.asked.lock().expect("asked lock").push((key, json!({"method": method, "params": params})));
         self.questions.notify_one();

@@ -21,6 +21,7 @@ use crate::context::Context;
 use crate::dispatch::call::call_entry;
 use crate::model::apps::{has_view, is_app_only};
 use crate::model::result::ToolResult;
+use crate::model::task::TaskSupport;
 use crate::model::tool::Annotations;
 use crate::protocol::Era;
 use crate::registry::tools::{DefinedAt, Handler, Listed, NativeHandler, ToolEntry};
@@ -226,6 +227,7 @@ fn meta_entry(
         defer: Some(false),
         view: None,
         header_params: Vec::new(),
+        task: TaskSupport::Forbidden,
         handler: Handler::Native(handler),
         defined_at: DefinedAt::Runtime,
     })

@@ -158,7 +158,7 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 fn panicked(entry: &ToolEntry, panic: Box<dyn std::any::Any + Send>) -> ToolResult {
     let message = panic_message(&*panic);
     tracing::error!(tool = %entry.name, panic = %message, "tool handler panicked");
-    ToolResult::error(format!(
+    ToolResult::from_panic(format!(
         "tool `{}` failed: its handler panicked (details are in the server's log)",
         entry.name
     ))

@@ -27,6 +27,9 @@ pub(crate) enum Method {
     Ping,
     ServerDiscover,
     SubscriptionsListen,
+    TasksGet,
+    TasksUpdate,
+    TasksCancel,
     ToolsList,
     ToolsCall,
     SetLogLevel,
@@ -46,6 +49,9 @@ const METHODS: &[(&str, Method)] = &[
     ("ping", Method::Ping),
     ("server/discover", Method::ServerDiscover),
     ("subscriptions/listen", Method::SubscriptionsListen),
+    ("tasks/get", Method::TasksGet),
+    ("tasks/update", Method::TasksUpdate),
+    ("tasks/cancel", Method::TasksCancel),
     ("tools/list", Method::ToolsList),
     ("tools/call", Method::ToolsCall),
     ("logging/setLevel", Method::SetLogLevel),
@@ -95,9 +101,16 @@ impl Method {
             Initialize | Ping | SetLogLevel | ResourcesSubscribe | ResourcesUnsubscribe => {
                 era == Era::Handshake
             }
-            ServerDiscover | SubscriptionsListen => era == Era::Stateless,
+            ServerDiscover | SubscriptionsListen | TasksGet | TasksUpdate | TasksCancel => {
+                era == Era::Stateless
+            }
             _ => true,
         }
+    }
+
+    /// Whether the method belongs to the tasks extension (its client must declare it).
+    pub fn of_tasks(self) -> bool {
+        matches!(self, Method::TasksGet | Method::TasksUpdate | Method::TasksCancel)
     }
 
     /// Whether a 2026-07-28 request of this method may answer `input_required` (and so carries

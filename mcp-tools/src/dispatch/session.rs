@@ -16,12 +16,16 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::call::call_entry;
+use super::events::ServerEvent;
 use super::methods::{self, Answer, Method};
+use super::shared::Shared;
 use super::stateless::{self, ListenFilter, Round};
-use super::{Origin, Received, ServerEvent, Shared};
+use super::tasks;
+use super::{Origin, Received};
 use crate::context::link::{ClientLink, InputLink, RequestLink, Unreachable};
 use crate::context::peer::{Outbound, Peer};
 use crate::context::{CallParts, Context};
+use crate::model::task::TaskSupport;
 use crate::protocol::jsonrpc::{
     ErrorObject, RawMessage, decode_params, encode_error, encode_notification, encode_result, parse_id,
 };
@@ -186,6 +190,8 @@ impl Session {
                 }
                 encode_notification("notifications/resources/updated", &json!({"uri": uri}))
             }
+            // Tasks are of the stateless era: a session hears nothing of them.
+            ServerEvent::TaskChanged(..) => return,
         };
         if let Some(out) = self.standalone.lock().expect("standalone lock").as_ref() {
             out.send(message);
@@ -345,8 +351,26 @@ impl Session {
         match method {
             Method::Initialize => self.initialize(id, params, origin),
             Method::Ping => Self::reply(origin, &id, &json!({})),
-            Method::ServerDiscover => Self::reply(origin, &id, &*stateless::discover(&self.shared)),
-            Method::SubscriptionsListen => self.listen(id, params, origin),
+            Method::ServerDiscover => {
+                let shared = &self.shared;
+                let capabilities = shared.capabilities(Era::Stateless);
+                let discovered =
+                    stateless::discover(&shared.info, shared.instructions.as_deref(), capabilities);
+                Self::reply(origin, &id, &*discovered)
+            }
+            Method::SubscriptionsListen => self.listen(id, params, &front, origin),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+                let tasks = self.shared.tasks.clone();
+                let params: Option<Box<RawValue>> = params.map(ToOwned::to_owned);
+                self.spawn_request(id, origin.clone(), CancellationToken::new(), async move {
+                    let params = params.as_deref();
+                    match method {
+                        Method::TasksGet => tasks.get(params).await,
+                        Method::TasksUpdate => tasks.update(params).await,
+                        _ => tasks.cancel(params).await,
+                    }
+                });
+            }
             Method::ToolsList => match methods::list_tools(&self.shared.registry.load(), params, front.era) {
                 Ok(page) => Self::reply(origin, &id, page),
                 Err(e) => Self::reply_error(origin, Some(&id), e),
@@ -440,6 +464,9 @@ impl Session {
         } else {
             None
         };
+        if method.of_tasks() && !tasks::declared(&envelope.client_capabilities) {
+            return Err(tasks::extension_required());
+        }
         let _ = self.era.set(Era::Stateless);
         let peer = Peer::stateless(
             envelope.protocol_version,
@@ -521,7 +548,7 @@ impl Session {
         let shared = &self.shared;
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": shared.capabilities(),
+            "capabilities": shared.capabilities(Era::Handshake),
             "serverInfo": shared.info,
         });
         if let Some(instructions) = &shared.instructions {
@@ -595,12 +622,35 @@ impl Session {
             Some(raw) if raw.get() == "null" => empty_object(),
             Some(raw) => raw.to_owned(),
         };
+        // A task-capable tool becomes a task for a stateless client that supports tasks; one
+        // that must be a task refuses the others.
+        let declared = tasks::declared(&front.peer.client_capabilities);
+        let as_task = front.era == Era::Stateless && entry.task != TaskSupport::Forbidden;
+        if as_task && entry.task == TaskSupport::Required && !declared {
+            return Self::reply_error(origin, Some(&id), tasks::extension_required());
+        }
+        let task_engine =
+            (as_task && declared).then(|| (self.shared.tasks.clone(), self.shared.events.clone()));
         let progress_token = call.meta.and_then(|m| m.progress_token);
         let (ctx, input) = self.context_for(id.clone(), entry.name.clone(), progress_token, &front, origin);
         let cancel = ctx.cancellation_token();
         let key = self.shared.state_key;
-        self.spawn_request(id, origin.clone(), cancel, async move {
-            match until_input(call_entry(&entry, &arguments, ctx), input.as_deref()).await {
+        let run = async move { call_entry(&entry, &arguments, ctx).await };
+        self.spawn_request(id, origin.clone(), cancel.clone(), async move {
+            let outcome = match (task_engine, &input) {
+                (Some((tasks, events)), Some(input)) => {
+                    // It runs as a call until it first waits for something other than the
+                    // client's answer: then it becomes a task.
+                    let mut call: tasks::Call = Box::pin(run);
+                    match poll_once(&mut call).await {
+                        Some(result) => Ok(result),
+                        None if input.has_questions() => Err(input.take_questions()),
+                        None => return tasks.start(call, input, cancel, events).await,
+                    }
+                }
+                _ => until_input(run, input.as_deref()).await,
+            };
+            match outcome {
                 Err(questions) => Ok(front.input_required(&key, questions)),
                 Ok(result) => match (front.era, result.missing_capability()) {
                     (Era::Stateless, Some(capability)) => Err(stateless::missing_capability(capability)),
@@ -617,7 +667,7 @@ impl Session {
     /// `subscriptions/listen`: acknowledges the filter it honors, then forwards the server's
     /// changes it asks for, each tagged with the request's id, until the client goes away, the
     /// request is cancelled or the connection ends (then its final result ends the stream).
-    fn listen(self: &Arc<Self>, id: RequestId, params: Option<&RawValue>, origin: &Origin) {
+    fn listen(self: &Arc<Self>, id: RequestId, params: Option<&RawValue>, front: &Front, origin: &Origin) {
         #[derive(serde::Deserialize, Default)]
         struct ListenParams {
             #[serde(default)]
@@ -627,6 +677,9 @@ impl Session {
             Ok(p) => p.notifications,
             Err(e) => return Self::reply_error(origin, Some(&id), e),
         };
+        if !requested.task_ids.is_empty() && !tasks::declared(&front.peer.client_capabilities) {
+            return Self::reply_error(origin, Some(&id), tasks::extension_required());
+        }
         let catalog = self.shared.catalog.load();
         let filter = ListenFilter::honored(
             requested,
@@ -747,6 +800,17 @@ async fn until_input<F: Future>(
         output = future => Ok(output),
         _ = input.wait_for_questions() => Err(input.take_questions()),
     }
+}
+
+/// Polls `future` once: its output if it is ready, `None` if it waits.
+async fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut *future).poll(cx) {
+            std::task::Poll::Ready(output) => Some(output),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
 }
 
 /// The progress token in a request's `_meta`, if any.

@@ -14,12 +14,14 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{ServerEvent, Shared};
+use super::events::ServerEvent;
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::protocol::stateless::{
     MISSING_CLIENT_CAPABILITY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::protocol::{INVALID_PARAMS, RESOURCE_NOT_FOUND, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::protocol::{
+    INVALID_PARAMS, Implementation, RESOURCE_NOT_FOUND, RequestId, SUPPORTED_PROTOCOL_VERSIONS,
+};
 
 /// How long a `requestState` stays valid: a person may be answering the questions.
 const STATE_LIFETIME: Duration = Duration::from_secs(60 * 60);
@@ -152,16 +154,20 @@ pub(crate) fn input_required(questions: Vec<(String, Value)>, state: String) -> 
 }
 
 /// The `server/discover` result: versions, capabilities, instructions, identity in `_meta`.
-pub(crate) fn discover(shared: &Shared) -> Box<RawValue> {
+pub(crate) fn discover(
+    info: &Implementation,
+    instructions: Option<&str>,
+    capabilities: Value,
+) -> Box<RawValue> {
     let mut result = json!({
         "resultType": "complete",
         "supportedVersions": SUPPORTED_PROTOCOL_VERSIONS,
-        "capabilities": shared.capabilities(),
+        "capabilities": capabilities,
         "ttlMs": 0,
         "cacheScope": "private",
-        "_meta": {SERVER_INFO_KEY: shared.info},
+        "_meta": {SERVER_INFO_KEY: info},
     });
-    if let Some(instructions) = &shared.instructions {
+    if let Some(instructions) = instructions {
         result["instructions"] = json!(instructions);
     }
     serde_json::value::to_raw_value(&result).expect("JSON serializes")
@@ -208,6 +214,9 @@ pub(crate) struct ListenFilter {
     pub resources_list_changed: bool,
     #[serde(default, skip_serializing_if = "HashSet::is_empty")]
     pub resource_subscriptions: HashSet<String>,
+    /// Tasks whose changes are wanted (`notifications/tasks`; the tasks extension).
+    #[serde(default, skip_serializing_if = "HashSet::is_empty")]
+    pub task_ids: HashSet<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -226,6 +235,7 @@ impl ListenFilter {
             } else {
                 HashSet::new()
             },
+            task_ids: requested.task_ids,
         }
     }
 
@@ -244,6 +254,11 @@ impl ListenFilter {
             }
             ServerEvent::ResourceUpdated(uri) if self.resource_subscriptions.contains(uri) => {
                 ("notifications/resources/updated", json!({"uri": uri, "_meta": meta}))
+            }
+            ServerEvent::TaskChanged(task_id, detailed) if self.task_ids.contains(task_id) => {
+                let mut params = (**detailed).clone();
+                params.insert("_meta".into(), meta);
+                ("notifications/tasks", Value::Object(params))
             }
             _ => return None,
         };

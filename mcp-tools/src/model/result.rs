@@ -128,6 +128,9 @@ pub struct ToolResult {
     /// `?`): a 2026-07-28 request is then answered with the protocol's error naming it.
     #[serde(skip)]
     missing_capability: Option<String>,
+    /// The handler panicked (a task then fails rather than completes).
+    #[serde(skip)]
+    panicked: bool,
 }
 
 impl ToolResult {
@@ -250,6 +253,14 @@ impl ToolResult {
             tracing::warn!(tool, error = %source, "tool failed: {}", error.message());
         }
         ToolResult { missing_capability, ..ToolResult::error(error.message().to_owned()) }
+    }
+    /// The failed result of a handler that panicked.
+    pub(crate) fn from_panic(message: impl Into<String>) -> Self {
+        ToolResult { panicked: true, ..ToolResult::error(message) }
+    }
+    /// Whether the handler panicked.
+    pub(crate) fn panicked(&self) -> bool {
+        self.panicked
     }
     /// The client capability whose absence made the call fail, if that is why it failed.
     pub(crate) fn missing_capability(&self) -> Option<&str> {

@@ -12,6 +12,7 @@ use crate::context::Context;
 use crate::model::apps::{AppView, merge_meta};
 use crate::model::error::ToolError;
 use crate::model::result::ToolResult;
+use crate::model::task::TaskSupport;
 
 /// The four MCP behaviour hints of a tool, plus a display title. Unset hints are not sent
 /// (clients then assume the specification's defaults: not read-only, destructive, not
@@ -178,6 +179,7 @@ pub struct Tool {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) icons: Vec<Icon>,
     pub(crate) defer: Option<bool>,
+    pub(crate) task: TaskSupport,
     pub(crate) validate_arguments: bool,
     pub(crate) handler: DynHandler,
 }
@@ -206,6 +208,7 @@ impl Tool {
             meta: None,
             icons: Vec::new(),
             defer: None,
+            task: TaskSupport::Forbidden,
             validate_arguments: true,
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
         }
@@ -256,6 +259,12 @@ impl Tool {
     /// [`DeferredTools`](crate::deferred::DeferredTools)).
     pub fn defer(mut self, defer: bool) -> Self {
         self.defer = Some(defer);
+        self
+    }
+    /// Whether the tool may (or must) run as a task for clients that support tasks (default:
+    /// never); see [`TaskSupport`].
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task = support;
         self
     }
     /// Adds an icon.

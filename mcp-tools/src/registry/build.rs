@@ -125,6 +125,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         defer: reg.defer,
         view,
         header_params,
+        task: reg.task,
         handler: Handler::Static {
             handler: reg.handler,
             plan: output.plan,
@@ -210,6 +211,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         defer: tool.defer,
         view: linked_view(tool.meta.as_ref()),
         header_params,
+        task: tool.task,
         handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
         defined_at: DefinedAt::Runtime,
     })

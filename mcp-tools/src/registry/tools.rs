@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::__private::StaticHandler;
 use crate::context::Context;
 use crate::model::result::{OutputPlan, ToolResult};
+use crate::model::task::TaskSupport;
 use crate::model::tool::{Annotations, DynHandler, Icon};
 use crate::protocol::Era;
 use crate::protocol::stateless::CacheHint;
@@ -81,6 +82,8 @@ pub(crate) struct ToolEntry {
     pub view: Option<String>,
     /// The arguments a 2026-07-28 HTTP client mirrors in `Mcp-Param-*` headers (`x-mcp-header`).
     pub header_params: Vec<HeaderParam>,
+    /// Whether the tool may (must) run as a task.
+    pub task: TaskSupport,
     pub handler: Handler,
     pub defined_at: DefinedAt,
 }

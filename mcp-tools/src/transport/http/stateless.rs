@@ -50,6 +50,8 @@ struct Params<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     uri: Option<Cow<'a, str>>,
+    #[serde(rename = "taskId", borrow, default)]
+    task_id: Option<Cow<'a, str>>,
     #[serde(default)]
     arguments: Option<serde_json::Map<String, Value>>,
 }
@@ -115,6 +117,7 @@ fn check_headers(state: &HttpState, headers: &HeaderMap, body: &[u8]) -> Result<
     let name = match method {
         "tools/call" | "prompts/get" => params.name.as_deref(),
         "resources/read" => params.uri.as_deref(),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.task_id.as_deref(),
         _ => None,
     };
     if let Some(name) = name {

@@ -1,0 +1,55 @@
+//! What every session of a server reads: the registry and catalog (swapped whole on change),
+//! state, options, the tasks, and the sender of the change events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use super::events::ServerEvent;
+use super::tasks::{self, Tasks};
+use crate::context::StateMap;
+use crate::protocol::stateless::CacheHint;
+use crate::protocol::{Era, Implementation};
+use crate::registry::catalog::Catalog;
+use crate::registry::tools::Registry;
+
+/// What every session of a server shares.
+pub(crate) struct Shared {
+    pub info: Implementation,
+    pub instructions: Option<String>,
+    /// The served tools: read without locks on every call, replaced whole on change.
+    pub registry: ArcSwap<Registry>,
+    /// Resources, prompts, completion: replaced whole on change, like the tools.
+    pub catalog: ArcSwap<Catalog>,
+    pub state: Arc<StateMap>,
+    pub events: broadcast::Sender<ServerEvent>,
+    pub max_message_bytes: usize,
+    pub shutdown_timeout: Duration,
+    pub client_request_timeout: Duration,
+    /// Signs the `requestState` of multi-round-trip requests (2026-07-28).
+    pub state_key: [u8; 32],
+    /// The cache hints of 2026-07-28 list results.
+    pub list_cache: CacheHint,
+    /// The one era served, when pinned (`None`: both, each client in its own).
+    pub only_era: Option<Era>,
+    /// Calls run as tasks (2026-07-28).
+    pub tasks: Arc<Tasks>,
+}
+
+impl Shared {
+    /// The capabilities declared to clients of `era` (on `initialize`, or `server/discover`).
+    pub fn capabilities(&self, era: Era) -> Value {
+        let mut capabilities = json!({
+            "tools": {"listChanged": true},
+            "logging": {},
+        });
+        self.catalog.load().declare(&mut capabilities);
+        if era == Era::Stateless {
+            capabilities["extensions"] = json!({tasks::TASKS_EXTENSION: {}});
+        }
+        capabilities
+    }
+}

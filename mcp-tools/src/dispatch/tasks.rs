@@ -1,0 +1,226 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): a call that becomes a task
+//! keeps running on its own after its request is answered with the task's handle; its state is
+//! saved in the server's [`TaskStore`] at every change (durably before the handle is sent), its
+//! questions wait for `tasks/update`, and `tasks/cancel` stops it.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::events::ServerEvent;
+use crate::context::link::{InputLink, TaskQuestions};
+use crate::model::result::ToolResult;
+use crate::model::task::{TaskRecord, TaskStatus, TaskStore};
+use crate::protocol::jsonrpc::ErrorObject;
+use crate::protocol::stateless::complete;
+use crate::protocol::{INTERNAL_ERROR, INVALID_PARAMS};
+
+/// The extension's identifier.
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether a request's client capabilities declare the tasks extension.
+pub(crate) fn declared(capabilities: &Map<String, Value>) -> bool {
+    capabilities.get("extensions").and_then(|e| e.get(TASKS_EXTENSION)).is_some()
+}
+
+/// The error of a request that needs the tasks extension its client did not declare.
+pub(crate) fn extension_required() -> ErrorObject {
+    ErrorObject {
+        code: crate::protocol::stateless::MISSING_CLIENT_CAPABILITY,
+        message: format!("Missing required client capability: the `{TASKS_EXTENSION}` extension"),
+        data: Some(json!({"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})),
+    }
+}
+
+/// A task's running call: how to stop it and its questions.
+struct Running {
+    cancel: CancellationToken,
+    questions: Arc<TaskQuestions>,
+}
+
+/// The server's tasks: their store, and the calls still running.
+pub(crate) struct Tasks {
+    store: Arc<dyn TaskStore>,
+    ttl: Option<Duration>,
+    poll_interval: Duration,
+    running: Mutex<HashMap<String, Running>>,
+}
+
+/// A call being run as a task.
+pub(crate) type Call = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
+
+impl Tasks {
+    pub fn new(store: Arc<dyn TaskStore>, ttl: Option<Duration>, poll_interval: Duration) -> Tasks {
+        Tasks { store, ttl, poll_interval, running: Mutex::new(HashMap::new()) }
+    }
+
+    /// Makes `call` a task: saves it (working), lets it run on by itself, and returns the
+    /// handle to answer with. From now on its questions wait for `tasks/update`, and `cancel`
+    /// (the call's cancellation) stops it.
+    pub async fn start(
+        self: &Arc<Self>,
+        call: Call,
+        input: &InputLink,
+        cancel: CancellationToken,
+        events: broadcast::Sender<ServerEvent>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let task_id = new_id();
+        let record = TaskRecord::new(task_id.clone(), self.ttl, Some(self.poll_interval));
+        self.store.save(record.clone()).await.map_err(|e| {
+            tracing::error!(error = %e, "the task store failed to save a new task");
+            ErrorObject::new(INTERNAL_ERROR, "the task could not be created: its store failed")
+        })?;
+        let questions = Arc::new(TaskQuestions::default());
+        input.become_task(questions.clone());
+        self.running
+            .lock()
+            .expect("running lock")
+            .insert(task_id.clone(), Running { cancel: cancel.clone(), questions: questions.clone() });
+        let handle = serde_json::value::to_raw_value(&record.created()).expect("JSON serializes");
+        let tasks = self.clone();
+        tokio::spawn(async move { tasks.run(record, call, questions, cancel, events).await });
+        Ok(handle)
+    }
+
+    /// Runs a task's call to its end, saving each change of its state.
+    async fn run(
+        &self,
+        mut record: TaskRecord,
+        mut call: Call,
+        questions: Arc<TaskQuestions>,
+        cancel: CancellationToken,
+        events: broadcast::Sender<ServerEvent>,
+    ) {
+        let result = loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break None,
+                result = &mut call => break Some(result),
+                _ = questions.changed() => {
+                    let asked = questions.snapshot();
+                    let status = if asked.is_empty() { TaskStatus::Working } else { TaskStatus::InputRequired };
+                    if status != record.status || asked != record.input_requests {
+                        record.status = status;
+                        record.input_requests = asked;
+                        self.save(&mut record, &events).await;
+                    }
+                }
+            }
+        };
+        drop(call);
+        record.input_requests = Map::new();
+        match result {
+            None => {
+                record.status = TaskStatus::Cancelled;
+                record.status_message = Some("cancelled by the client".into());
+            }
+            Some(result) => finish(&mut record, &result),
+        }
+        self.running.lock().expect("running lock").remove(&record.task_id);
+        self.save(&mut record, &events).await;
+    }
+
+    async fn save(&self, record: &mut TaskRecord, events: &broadcast::Sender<ServerEvent>) {
+        record.last_updated_at = SystemTime::now();
+        if let Err(e) = self.store.save(record.clone()).await {
+            tracing::error!(task = %record.task_id, error = %e, "the task store failed to save a task's state");
+        }
+        let _ = events.send(ServerEvent::TaskChanged(record.task_id.clone(), Arc::new(record.detailed())));
+    }
+
+    /// `tasks/get`: the task's state, with what its status carries.
+    pub async fn get(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
+        let record = self.find(params).await?;
+        let detailed = serde_json::value::to_raw_value(&record.detailed()).expect("JSON serializes");
+        Ok(complete(&detailed, None))
+    }
+
+    /// `tasks/update`: the client's answers to the task's questions (those not outstanding are
+    /// ignored).
+    pub async fn update(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
+        #[derive(Deserialize)]
+        struct Update {
+            #[serde(rename = "inputResponses", default)]
+            input_responses: Option<Map<String, Value>>,
+        }
+        let record = self.find(params).await?;
+        let answers = params
+            .and_then(|p| serde_json::from_str::<Update>(p.get()).ok())
+            .and_then(|u| u.input_responses)
+            .unwrap_or_default();
+        if let Some(running) = self.running.lock().expect("running lock").get(&record.task_id) {
+            running.questions.answer(&answers);
+        }
+        Ok(acknowledged())
+    }
+
+    /// `tasks/cancel`: stops the task if it still runs (a finished one stays as it is).
+    pub async fn cancel(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
+        let record = self.find(params).await?;
+        if let Some(running) = self.running.lock().expect("running lock").get(&record.task_id) {
+            running.cancel.cancel();
+        }
+        Ok(acknowledged())
+    }
+
+    /// The task a request names (`taskId`), or "invalid params".
+    async fn find(&self, params: Option<&RawValue>) -> Result<TaskRecord, ErrorObject> {
+        #[derive(Deserialize)]
+        struct Named {
+            #[serde(rename = "taskId")]
+            task_id: String,
+        }
+        let named = params
+            .and_then(|p| serde_json::from_str::<Named>(p.get()).ok())
+            .ok_or_else(|| ErrorObject::invalid_params("Invalid params: `taskId` is required"))?;
+        match self.store.load(&named.task_id).await {
+            Ok(Some(record)) => Ok(record),
+            Ok(None) => Err(ErrorObject {
+                code: INVALID_PARAMS,
+                message: format!("unknown task `{}`", named.task_id),
+                data: Some(json!({"taskId": named.task_id})),
+            }),
+            Err(e) => {
+                tracing::error!(task = %named.task_id, error = %e, "the task store failed to load a task");
+                Err(ErrorObject::new(INTERNAL_ERROR, "the task store failed"))
+            }
+        }
+    }
+}
+
+/// The record of a call that ended with `result`: completed with it, or failed when the call
+/// failed outside the tool's own errors (a panic, a missing client capability).
+fn finish(record: &mut TaskRecord, result: &ToolResult) {
+    if result.panicked() {
+        record.status = TaskStatus::Failed;
+        record.error =
+            Some(json!({"code": INTERNAL_ERROR, "message": "the tool failed: its handler panicked"}));
+    } else if let Some(capability) = result.missing_capability() {
+        let error = super::stateless::missing_capability(capability);
+        record.status = TaskStatus::Failed;
+        record.error = Some(serde_json::to_value(&error).expect("JSON serializes"));
+    } else {
+        let raw = serde_json::value::to_raw_value(result).expect("a tool result serializes");
+        record.status = TaskStatus::Completed;
+        record.result = serde_json::from_str(complete(&raw, None).get()).ok();
+    }
+}
+
+fn acknowledged() -> Box<RawValue> {
+    RawValue::from_string(r#"{"resultType":"complete"}"#.to_owned()).expect("valid JSON")
+}
+
+/// An unguessable task id: 128 random bits, in hex.
+fn new_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
