@@ -422,9 +422,11 @@ if [ -n "$NGINX" ] && [ -x "$NGINX" ]; then
   rm -rf "$NGX"
   mkdir -p "$NGX/tmp"
   read -r P1 P2 PN <<<"$(free_ports 3)"
-  # As in the README's "Deploying several instances": nginx passes the client's Host on, and the
-  # instances accept the public name (and loopback names, by default) and nothing else.
+  # As in the README's "Deploying several instances": nginx lets only requests with a known bearer
+  # token through and passes the client's Host on; the instances listen on loopback and accept
+  # the public name (and loopback names, by default) and nothing else.
   PUBLIC_HOST=mcp.interop.test
+  TOKEN="$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
   start_server "$LOGS/quickstart-1.log" "$QUICKSTART" --http "127.0.0.1:$P1" --stateless --allow-host "$PUBLIC_HOST"
   PID_Q1=$LAST_PID
   start_server "$LOGS/quickstart-2.log" "$QUICKSTART" --http "127.0.0.1:$P2" --stateless --allow-host "$PUBLIC_HOST"
@@ -448,11 +450,17 @@ http {
     server 127.0.0.1:$P1;
     server 127.0.0.1:$P2;
   }
+  map_hash_bucket_size 128;
+  map \$http_authorization \$mcp_client {
+    "Bearer $TOKEN" "interop";
+    default "";
+  }
   server {
     listen 127.0.0.1:$PN;
     server_name $PUBLIC_HOST;
     access_log $NGX/access.log upstreams;
     location /mcp {
+      if (\$mcp_client = "") { return 401; }
       proxy_pass http://mcp_notes;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
@@ -492,6 +500,7 @@ EOF
     rpc() {
       local name="$1" body="$2" expr="$3" hdr="$NGX/last.headers" out="$NGX/last.body" code
       code="$(curl -s --max-time 20 -o "$out" -D "$hdr" -w '%{http_code}' -H "Host: ${HOST_HEADER:-$PUBLIC_HOST}" \
+        -H "Authorization: ${AUTH_HEADER-Bearer $TOKEN}" \
         -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
         -H 'MCP-Protocol-Version: 2025-11-25' --data "$body" "$LB")"
       if node -e '
@@ -513,7 +522,7 @@ EOF
     }
     rpc "initialize without a session: 2025-11-25, no Mcp-Session-Id issued" \
       '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}' \
-      'code === 200 && r.result.protocolVersion === "2025-11-25" && r.result.serverInfo.name === "notes" && !h.includes("mcp-session-id")'
+      'code === 200 && r.result.protocolVersion === "2025-11-25" && r.result.serverInfo.name === "notes" && !/^mcp-session-id:/m.test(h)'
     rpc "notifications/initialized: 202" \
       '{"jsonrpc":"2.0","method":"notifications/initialized"}' 'code === 202'
     rpc "tools/list without a session" \
@@ -527,9 +536,14 @@ EOF
       'code === 200 && !r.result.isError && r.result.structuredContent.total === 0'
     rpc "tools/list again" \
       '{"jsonrpc":"2.0","id":5,"method":"tools/list"}' 'code === 200 && r.result.tools.length === 3'
+    AUTH_HEADER="" rpc "a request without the bearer token is refused by the proxy (401)" \
+      '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 401'
+    AUTH_HEADER="Bearer wrong" rpc "a request with a wrong token is refused by the proxy (401)" \
+      '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 401'
     HOST_HEADER=evil.example rpc "a Host the instances do not allow is refused with 403 through the proxy" \
       '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 403'
-    get_code="$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -H "Host: $PUBLIC_HOST" -H 'Accept: text/event-stream' "$LB")"
+    get_code="$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -H "Host: $PUBLIC_HOST" \
+      -H "Authorization: Bearer $TOKEN" -H 'Accept: text/event-stream' "$LB")"
     if [ "$get_code" = 405 ]; then
       ok "nginx: GET (server stream) answers 405 (stateless)"
     else
@@ -537,7 +551,7 @@ EOF
     fi
     # The TypeScript SDK in stateless mode through the proxy.
     if [ -d "$INTEROP/node_modules/@modelcontextprotocol/sdk" ]; then
-      run_checks ts-stateless-nginx 100 node "$INTEROP/ts_everything.mjs" "stateless:$LB"
+      MCP_BEARER_TOKEN="$TOKEN" run_checks ts-stateless-nginx 100 node "$INTEROP/ts_everything.mjs" "stateless:$LB"
     fi
     # Which instance served what, from nginx's access log ($upstream_addr).
     sleep 0.2 # nginx writes the access log line once the response is finished

@@ -264,3 +264,17 @@ mod in_process {
         assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels");
     }
 }
+
+#[test]
+fn search_queries_are_bounded_in_length() {
+    let mut server = catalog();
+    let search =
+        |server: &mut StdioServer, query: String| call(server, "search_tools", json!({"query": query}));
+    let long = search(&mut server, "weather ".repeat(2000));
+    assert_eq!(long["isError"], true);
+    assert!(text(&long).contains("queries of at most 1024 bytes"), "{}", text(&long));
+    // At the limit, a query of one term repeated is answered (terms are counted once).
+    let repeated = search(&mut server, "weather ".repeat(128).trim_end().to_owned());
+    assert_ne!(repeated["isError"], true, "{}", text(&repeated));
+    assert!(!names(&repeated["structuredContent"]).is_empty());
+}

@@ -76,6 +76,8 @@ pub struct ToolAttr {
     pub defer: Attr<bool>,
     /// `task = "optional" | "required"`: the tool may (must) run as a task.
     pub task: Attr<LitStr>,
+    /// `timeout = "30s"`: how long a call may run, checked and converted here.
+    pub timeout: Attr<std::time::Duration>,
 }
 
 pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -92,6 +94,7 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         widget: Attr::none(WIDGET),
         defer: Attr::none(DEFER),
         task: Attr::none(TASK),
+        timeout: Attr::none(TIMEOUT),
     };
     parse_args(cx, args, |meta, key| {
         let span = span_of(meta);
@@ -151,6 +154,18 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                             &v,
                             format!("`task` takes \"optional\" or \"required\"{hint}: whether the tool may, or must, run as a task"),
                         );
+                    }
+                }
+            }
+            TIMEOUT => {
+                if let Some(v) = str_value(cx, meta, TIMEOUT) {
+                    match humantime::parse_duration(&v.value()) {
+                        Ok(d) if d.as_millis() > 0 => attr.timeout.set(cx, span, d),
+                        Ok(_) => cx.error_spanned_by(&v, "`timeout` must be at least 1ms"),
+                        Err(e) => cx.error_spanned_by(
+                            &v,
+                            format!("`timeout` takes a duration such as \"30s\", \"500ms\" or \"2m\": {e}"),
+                        ),
                     }
                 }
             }

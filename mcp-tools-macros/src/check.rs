@@ -325,12 +325,14 @@ pub fn uri_variables(cx: &Ctxt, lit: &LitStr) -> Option<Vec<String>> {
             ));
             return None;
         };
-        let name = &rest[open + 1..close];
+        let written = &rest[open + 1..close];
+        // `{+name}`: RFC 6570 reserved expansion, a value that may span `/`-separated segments.
+        let name = written.strip_prefix('+').unwrap_or(written);
         if name.is_empty() {
             error("empty `{}` in the resource URI: name the variable, as in `{id}`".to_owned());
         } else if !is_identifier(name) {
             error(format!(
-                "`{{{name}}}` in the resource URI is not a variable name: write `{{name}}` with letters, digits and `_` (RFC 6570 operators such as `{{+path}}` are not supported)"
+                "`{{{written}}}` in the resource URI is not a variable name: write `{{name}}` (one path segment) or `{{+name}}` (any number of segments) with letters, digits and `_`; other RFC 6570 operators are not supported"
             ));
         } else if variables.iter().any(|v| v == name) {
             error(format!("the URI variable `{{{name}}}` appears twice: give each variable its own name"));
@@ -410,6 +412,7 @@ mod tests {
         assert_eq!(variables("file:///notes.txt"), Some(vec![]));
         assert_eq!(variables("db://{table}/rows/{row_id}"), Some(vec!["table".into(), "row_id".into()]));
         assert_eq!(variables("test://template/{id}/data"), Some(vec!["id".into()]));
+        assert_eq!(variables("files://{+path}"), Some(vec!["path".into()]));
     }
 
     #[test]
@@ -422,7 +425,8 @@ mod tests {
             "a://{id",
             "a://id}",
             "a://{}",
-            "a://{+p}",
+            "a://{#p}",
+            "a://{+}",
             "a://{x}{y}",
             "a://{x}/{x}",
         ] {

@@ -12,11 +12,12 @@ pub const CRATE: &str = "crate";
 pub const WIDGET: &str = "widget";
 pub const DEFER: &str = "defer";
 pub const TASK: &str = "task";
+pub const TIMEOUT: &str = "timeout";
 pub const URI: &str = "uri";
 pub const MIME_TYPE: &str = "mime_type";
 
 pub const TOOL_ARGS: &[&str] =
-    &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, DEFER, TASK, CRATE, WIDGET];
+    &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, DEFER, TASK, TIMEOUT, CRATE, WIDGET];
 
 /// The values of `task = "..."`.
 pub const TASK_VALUES: &[&str] = &["optional", "required"];

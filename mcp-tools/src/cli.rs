@@ -233,7 +233,14 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
                 options = match *flag {
                     "--allow-host" => options.allow_host(*value),
                     "--allow-origin" => options.allow_origin(*value),
-                    _ => options.path(*value),
+                    _ => {
+                        let options = options.path(*value);
+                        if let Err(problem) = options.check_path() {
+                            eprintln!("error: --path {value:?}: {problem}");
+                            return ExitCode::from(2);
+                        }
+                        options
+                    }
                 };
             }
             other => {

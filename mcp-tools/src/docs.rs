@@ -52,6 +52,7 @@
 /// | `icons = ["https://…/icon.png", ...]` | Icons for clients that show them (MIME type guessed from the extension). |
 /// | `defer = false` | When the server defers its catalog ([`ServerBuilder::defer_tools`](crate::ServerBuilder::defer_tools)), keep this tool listed (marked `_meta["anthropic/alwaysLoad"]`) instead of only searchable. `defer` alone means `true`, the default. |
 /// | `task = "optional"` or `task = "required"` | The tool may (`optional`) or must (`required`) run as a task for 2026-07-28 clients that declare the tasks extension: see [`TaskSupport`](crate::TaskSupport). Default: never a task. |
+/// | `timeout = "30s"` | How long a call may run (a [humantime](https://docs.rs/humantime) duration: `"500ms"`, `"2m"`…; checked at compile time). After that the handler's future is dropped, its [`Context`](crate::Context) cancellation fires, and the model gets an `isError` result saying the tool timed out. Default: the server's [`Limits::request_timeout`](crate::Limits::request_timeout), if any. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 /// | `widget = "name"` or `widget(name = "..", html = "..", invoking = "..", invoked = "..", accessible = bool, visibility = ["model", "app"], csp(connect = [..], resources = [..]), prefers_border = bool)` | Links the tool to an MCP Apps view. The HTML file (default `widgets/{name}.html`, relative to the crate root) is embedded at compile time; a missing file is a compile error at the attribute. The view is served as `ui://widget/{name}.html` (`text/html;profile=mcp-app`, plus a `text/html+skybridge` twin), and the tool's `_meta` gets `ui.resourceUri` (and `ui.visibility`), `ui/resourceUri` and the `openai/*` keys, merged under your own `meta` keys. `visibility = ["app"]` makes a tool only the view calls: hidden from the model and from deferred search. Return a [`Widget`](crate::Widget) (props for the view, text for the model; an empty text becomes `Displaying {name}`). |
 ///
@@ -196,12 +197,11 @@ pub mod tool_attribute {}
 ///
 /// | argument | meaning |
 /// |---|---|
-/// | `uri = "..."` | **Required.** The URI clients read the resource by: a scheme (`file:`, `https:`, `myapp:` …) and the rest. With `{variables}` (`notes://{id}`, `db://{table}/{row}`) it is a **resource template**, listed on `resources/templates/list` instead of `resources/list`. Checked at compile time: not empty, a scheme, balanced braces, variables that are identifiers (RFC 6570 operators such as `{+path}` are not supported), each once, never two in a row. |
+/// | `uri = "..."` | **Required.** The URI clients read the resource by: a scheme (`file:`, `https:`, `myapp:` …) and the rest. With `{variables}` (`notes://{id}`, `db://{table}/{row}`) it is a **resource template**, listed on `resources/templates/list` instead of `resources/list`. Checked at compile time: not empty, a scheme, balanced braces, variables that are identifiers, each once, never two in a row. A `{name}` variable matches one path segment (never a `/`); a `{+name}` variable (RFC 6570 reserved expansion), as in `files://{+path}`, matches several (`a/b/c.txt`). Neither matches an empty, `.` or `..` segment, so a URI cannot lead a handler outside the place it maps to. |
 /// | `name = "..."` | The resource's name (default: the function's name, without `r#`). |
 /// | `title = "..."` | Display title. |
 /// | `description = "..."` | Default: the function's doc comment, paragraphs kept. Optional for resources. |
 /// | `mime_type = "..."` | The MIME type (`type/subtype`), listed and set on the contents returned as `String` or `Vec<u8>`. |
-/// | `task = "optional"` or `task = "required"` | The tool may (`optional`) or must (`required`) run as a task for 2026-07-28 clients that declare the tasks extension: see [`TaskSupport`](crate::TaskSupport). Default: never a task. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 ///
 /// ## Parameters
@@ -305,7 +305,6 @@ pub mod resource_attribute {}
 /// | `name = "..."` | The prompt's name (default: the function's name, without `r#`). |
 /// | `title = "..."` | Display title. |
 /// | `description = "..."` | Default: the function's doc comment, paragraphs kept. A prompt with neither is a compile error: clients require one. |
-/// | `task = "optional"` or `task = "required"` | The tool may (`optional`) or must (`required`) run as a task for 2026-07-28 clients that declare the tasks extension: see [`TaskSupport`](crate::TaskSupport). Default: never a task. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 ///
 /// ## Parameters

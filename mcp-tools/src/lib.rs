@@ -64,6 +64,7 @@ pub use context::{Context, FromContext, HttpParts, State};
 pub use model::apps::{APP_MIME_TYPE, AppView, SKYBRIDGE_MIME_TYPE, Widget};
 pub use model::client_requests::{Elicitation, ElicitationResponse, Root, SamplingRequest, SamplingResponse};
 pub use model::error::{BuildError, ToolError};
+pub use model::limits::Limits;
 pub use model::prompt::{IntoPromptResult, Prompt, PromptArgument, PromptMessage, PromptResult};
 pub use model::resource::{IntoContents, Resource, ResourceContents, ResourceRequest, ResourceTemplate};
 pub use model::result::{Content, EmbeddedResource, ToolOutput, ToolResult};

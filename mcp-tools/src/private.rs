@@ -47,6 +47,8 @@ pub struct ToolRegistration {
     pub defer: Option<bool>,
     /// `task = ...`: whether the tool may (must) run as a task.
     pub task: TaskSupport,
+    /// `timeout = ...`: how long a call may run before it is cancelled.
+    pub timeout: Option<std::time::Duration>,
     /// `widget = ...`: the view the tool shows.
     pub widget: Option<StaticWidget>,
     pub meta: Option<fn() -> Value>,
@@ -165,27 +167,85 @@ pub struct StaticAnnotations {
     pub open_world: Option<bool>,
 }
 
-/// Why the arguments could not be decoded: serde's message and the JSON path it failed at.
+/// Why the arguments could not be decoded: serde's message and the JSON path it failed at, or
+/// the fields the types do not have (each a JSON pointer).
 #[derive(Debug)]
 pub struct ArgumentError {
     pub path: String,
     pub message: String,
+    pub unknown: Vec<String>,
 }
 
-/// Decodes a tool's arguments (the generated struct, or the `Args<T>` type). Fast path: plain serde. On failure, decodes again tracking the
-/// path, so the report names where it failed.
+impl ArgumentError {
+    /// One line per problem, each starting with its path.
+    pub fn problems(&self) -> Vec<String> {
+        if !self.unknown.is_empty() {
+            return self
+                .unknown
+                .iter()
+                .map(|path| format!("{path}: unknown field: the tool's input schema has no such property"))
+                .collect();
+        }
+        let path = if self.path.is_empty() { "(root)" } else { &self.path };
+        vec![format!("{path}: {}", self.message)]
+    }
+}
+
+/// Decodes a tool's arguments (the generated struct, or the `Args<T>` type). A field the types
+/// do not have, at any depth, is an error (serde would drop it silently: a misspelt optional
+/// field would go unnoticed). On failure, decodes again tracking the path, so the report names
+/// where it failed.
 pub fn decode<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ArgumentError> {
-    match serde_json::from_str::<T>(raw.get()) {
+    let mut unknown = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    let decoded = serde_ignored::deserialize(&mut de, |path| unknown.push(json_pointer(&path)))
+        .and_then(|value| de.end().map(|()| value));
+    match decoded {
+        Ok(_) if !unknown.is_empty() => {
+            Err(ArgumentError { path: String::new(), message: String::new(), unknown })
+        }
         Ok(value) => Ok(value),
         Err(_) => {
             let mut de = serde_json::Deserializer::from_str(raw.get());
             match serde_path_to_error::deserialize::<_, T>(&mut de) {
                 Ok(value) => Ok(value),
                 Err(e) => {
-                    let path = e.path().to_string();
-                    Err(ArgumentError { path, message: e.into_inner().to_string() })
+                    let path = path_pointer(e.path());
+                    Err(ArgumentError { path, message: e.into_inner().to_string(), unknown: Vec::new() })
                 }
             }
+        }
+    }
+}
+
+/// serde_path_to_error's `a.b[2]` as a JSON pointer, `/a/b/2`.
+fn path_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } => {
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    pointer
+}
+
+/// `a.b[2]` as a JSON pointer, `/a/b/2`, the form schema problems use.
+fn json_pointer(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}/{index}", json_pointer(parent)),
+        Path::Map { parent, key } => {
+            format!("{}/{}", json_pointer(parent), key.replace('~', "~0").replace('/', "~1"))
+        }
+        Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => {
+            json_pointer(parent)
         }
     }
 }

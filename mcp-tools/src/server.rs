@@ -21,6 +21,7 @@ use crate::dispatch::stateless::random_key;
 use crate::dispatch::tasks::Tasks;
 use crate::model::apps::AppView;
 use crate::model::error::BuildError;
+use crate::model::limits::Limits;
 use crate::model::prompt::Prompt;
 use crate::model::resource::{Resource, ResourceTemplate};
 use crate::model::task::{MemoryTaskStore, TaskStore};
@@ -34,8 +35,6 @@ use crate::registry::tools::{Paging, Registry, ToolEntry};
 
 /// Default number of tools per `tools/list` page: large enough that most servers fit in one.
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
-/// Default limit on one incoming message.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The tools as configured, from which the served [`Registry`] is rebuilt on change.
 struct ToolSet {
@@ -108,7 +107,7 @@ pub struct ServerBuilder {
     task_store: Option<Arc<dyn TaskStore>>,
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
-    max_message_bytes: usize,
+    limits: Limits,
     shutdown_timeout: Duration,
     client_request_timeout: Duration,
 }
@@ -131,7 +130,7 @@ impl Default for ServerBuilder {
             task_store: None,
             task_ttl: Some(Duration::from_secs(60 * 60)),
             task_poll_interval: Duration::from_millis(500),
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            limits: Limits::default(),
             shutdown_timeout: Duration::from_secs(10),
             client_request_timeout: Duration::from_secs(300),
         }
@@ -284,10 +283,15 @@ impl ServerBuilder {
         self.state_key = Some(sha2::Sha256::digest(secret.as_ref()).into());
         self
     }
-    /// The largest message accepted, in bytes (default 16 MiB). Larger ones are answered with
+    /// The largest message accepted, in bytes (default 4 MiB; [`Limits::max_message_bytes`]). Larger ones are answered with
     /// an error and discarded; the connection stays open.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.max_message_bytes = bytes.max(1024);
+        self.limits = self.limits.max_message_size(bytes);
+        self
+    }
+    /// Sets every bound on what clients send and keep (see [`Limits`] for each and its default).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
     /// How long running calls may take to finish when the input ends (default 10 s).
@@ -351,7 +355,8 @@ impl ServerBuilder {
                 catalog: ArcSwap::from_pointee(catalog),
                 state: Arc::new(self.state),
                 events,
-                max_message_bytes: self.max_message_bytes,
+                in_flight: Arc::new(tokio::sync::Semaphore::new(self.limits.max_in_flight)),
+                limits: self.limits.clone(),
                 shutdown_timeout: self.shutdown_timeout,
                 client_request_timeout: self.client_request_timeout,
                 state_key: self.state_key.unwrap_or_else(random_key),
@@ -381,7 +386,7 @@ impl fmt::Debug for ServerBuilder {
             .field("tools", &self.tools.iter().map(Tool::name).collect::<Vec<_>>())
             .field("deferred", &self.deferral.is_some())
             .field("page_size", &self.page_size)
-            .field("max_message_bytes", &self.max_message_bytes)
+            .field("limits", &self.limits)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("client_request_timeout", &self.client_request_timeout)
             .finish_non_exhaustive()

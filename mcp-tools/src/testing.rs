@@ -202,6 +202,12 @@ impl TestClient {
         self.connection.notify(method, params);
     }
 
+    /// Sends raw bytes as one message, without waiting for anything (a request whose answer
+    /// you collect later with [`answer`](Self::answer), a cancellation, a malformed message).
+    pub fn send_message(&self, message: &str) {
+        self.connection.send(message);
+    }
+
     /// Sends raw bytes as one message and returns the first message that comes back.
     pub async fn send_raw(&self, message: &str) -> Value {
         self.connection.send(message);

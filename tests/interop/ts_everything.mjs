@@ -251,7 +251,10 @@ async function everything(label, makeTransport) {
 async function statelessNotes(url) {
   const p = `stateless notes ${url}:`;
   const client = new Client({ name: 'mcp-tools-interop-stateless', version: '0.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(url));
+  // Behind an authenticating proxy (scripts/interop.sh), the token it expects.
+  const token = process.env.MCP_BEARER_TOKEN;
+  const options = token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined;
+  const transport = new StreamableHTTPClientTransport(new URL(url), options);
   try {
     const connected = await check(`${p} connect (initialize without a session)`, async () => {
       await within(20_000, client.connect(transport), 'connect');

@@ -168,6 +168,13 @@ pub fn expand(
         Some(_) => quote!(#p::TaskSupport::Optional),
         None => quote!(#p::TaskSupport::Forbidden),
     };
+    let timeout = match attr.timeout.get() {
+        Some(d) => {
+            let millis = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+            quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let widget = match attr.widget.get() {
         Some(w) => {
             let name = w.name.as_ref().expect("checked: a widget has a name");
@@ -251,6 +258,7 @@ pub fn expand(
         icons: &[#(#icons),*],
         defer: #defer,
         task: #task,
+        timeout: #timeout,
         widget: #widget,
         meta: #meta,
         input_schema: __mcp_input_schema,

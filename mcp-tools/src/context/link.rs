@@ -165,6 +165,10 @@ impl ClientLink for RequestLink {
                 method: &'a str,
                 params: &'a Value,
             }
+            if !via.ready().await {
+                self.pending.lock().expect("pending lock").remove(&id);
+                return Err(ClientError::Disconnected);
+            }
             via.send(
                 serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params: &params })
                     .expect("serializes"),
@@ -180,7 +184,7 @@ impl ClientLink for RequestLink {
                 if matches!(outcome, Err(ClientError::Cancelled | ClientError::Timeout)) {
                     let reason =
                         if matches!(outcome, Err(ClientError::Timeout)) { "timed out" } else { "cancelled" };
-                    via.send(encode_notification(
+                    via.notify(encode_notification(
                         "notifications/cancelled",
                         &json!({"requestId": id, "reason": reason}),
                     ));

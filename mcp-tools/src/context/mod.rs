@@ -183,7 +183,7 @@ impl Context {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        self.inner.reply.send(encode_notification("notifications/progress", &params));
+        self.inner.reply.notify(encode_notification("notifications/progress", &params));
     }
 
     /// Whether progress reports reach anyone (the request carried a progress token).
@@ -208,7 +208,7 @@ impl Context {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        self.inner.reply.send(encode_notification("notifications/message", &params));
+        self.inner.reply.notify(encode_notification("notifications/message", &params));
     }
 
     /// Closes the SSE connection this call's messages travel on, without ending the call

@@ -2,10 +2,12 @@
 //! related messages go to ([`Outbound`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
 
 use crate::protocol::messages::LogLevel;
 use crate::protocol::{Era, Implementation, LATEST_HANDSHAKE_VERSION};
@@ -63,27 +65,187 @@ impl Peer {
     }
 }
 
-/// A queue of encoded messages (one JSON text each, no newline) going to the client.
+/// A queue of encoded messages (one JSON text each, no newline) going to the client, bounded in
+/// bytes: messages that must arrive (answers, requests to the client) wait for room
+/// ([`ready`](Outbound::ready)) up to a write timeout, after which the client is deemed stalled
+/// and disconnected; messages that may be lost (progress, logs, change notifications) are
+/// dropped when there is no room ([`notify`](Outbound::notify)). Nothing grows without bound
+/// for a client that stops reading.
 #[derive(Clone)]
-pub(crate) struct Outbound(mpsc::UnboundedSender<Vec<u8>>);
+pub(crate) struct Outbound {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    room: Arc<Room>,
+}
+
+/// The byte budget shared by a queue's two ends.
+struct Room {
+    queued: AtomicUsize,
+    limit: usize,
+    wait: Duration,
+    /// Signalled when the queue drops below its limit.
+    freed: Notify,
+    /// The client did not read within the write timeout: the queue is closed for good.
+    stalled: CancellationToken,
+}
+
+impl Room {
+    fn release(&self, bytes: usize) {
+        let before = self.queued.fetch_sub(bytes, Ordering::AcqRel);
+        if before >= self.limit && before - bytes < self.limit {
+            self.freed.notify_waiters();
+        }
+    }
+}
+
+/// The receiving end of an [`Outbound`]: the transport's writer.
+pub(crate) struct Queue {
+    rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    room: Arc<Room>,
+}
 
 impl Outbound {
-    pub fn channel() -> (Outbound, mpsc::UnboundedReceiver<Vec<u8>>) {
+    /// A queue holding at most `limit` bytes not yet taken by the transport; an answer waits
+    /// at most `wait` for room.
+    pub fn channel(limit: usize, wait: Duration) -> (Outbound, Queue) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Outbound(tx), rx)
+        let room = Arc::new(Room {
+            queued: AtomicUsize::new(0),
+            limit: limit.max(1),
+            wait,
+            freed: Notify::new(),
+            stalled: CancellationToken::new(),
+        });
+        (Outbound { tx, room: room.clone() }, Queue { rx, room })
     }
-    /// Queues a message; a closed connection drops it silently.
+
+    /// Queues a message that must arrive (an answer, a request to the client), room or not:
+    /// async senders await [`ready`](Self::ready) first, so the queue exceeds its limit by at
+    /// most the messages in flight. A closed or stalled queue drops it.
     pub fn send(&self, message: Vec<u8>) {
-        let _ = self.0.send(message);
+        if self.room.stalled.is_cancelled() {
+            return;
+        }
+        let bytes = message.len();
+        self.room.queued.fetch_add(bytes, Ordering::AcqRel);
+        if self.tx.send(message).is_err() {
+            self.room.release(bytes);
+        }
     }
-    /// Resolves when the other end stopped reading (the client went away).
+
+    /// Queues a message that may be lost (progress, a log entry, a change notification): it is
+    /// dropped when the client has fallen behind by the queue's limit. True if it was queued.
+    pub fn notify(&self, message: Vec<u8>) -> bool {
+        if self.room.queued.load(Ordering::Acquire).saturating_add(message.len()) > self.room.limit {
+            tracing::debug!(bytes = message.len(), "the client is not reading: a notification was dropped");
+            return false;
+        }
+        self.send(message);
+        true
+    }
+
+    /// Waits until the queue has room. A client that makes none within the write timeout is
+    /// stalled: the queue closes (the transport disconnects it) and this returns false, as it
+    /// does for a closed queue.
+    pub async fn ready(&self) -> bool {
+        let room = &self.room;
+        let deadline = tokio::time::Instant::now() + room.wait;
+        loop {
+            if room.stalled.is_cancelled() || self.tx.is_closed() {
+                return false;
+            }
+            let freed = room.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if room.queued.load(Ordering::Acquire) < room.limit {
+                return true;
+            }
+            tokio::select! {
+                _ = &mut freed => {}
+                _ = self.tx.closed() => return false,
+                _ = room.stalled.cancelled() => return false,
+                _ = tokio::time::sleep_until(deadline) => {
+                    tracing::warn!(
+                        queued = room.queued.load(Ordering::Relaxed),
+                        "the client has not read its messages for {:?}: disconnecting it",
+                        room.wait
+                    );
+                    room.stalled.cancel();
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Resolves when the other end stopped reading (the client went away, or stalled).
     pub async fn closed(&self) {
-        self.0.closed().await
+        tokio::select! {
+            _ = self.tx.closed() => {}
+            _ = self.room.stalled.cancelled() => {}
+        }
     }
+
     pub fn is_closed(&self) -> bool {
-        self.0.is_closed()
+        self.tx.is_closed() || self.room.stalled.is_cancelled()
+    }
+}
+
+impl Queue {
+    /// The next message; `None` once every sender is gone or the client stalled (then what is
+    /// still queued is dropped with the connection).
+    pub async fn recv(&mut self) -> Option<Vec<u8>> {
+        let message = tokio::select! {
+            biased;
+            _ = self.room.stalled.cancelled() => return None,
+            message = self.rx.recv() => message?,
+        };
+        self.room.release(message.len());
+        Some(message)
+    }
+
+    /// The next message if one is queued now.
+    pub fn try_recv(&mut self) -> Option<Vec<u8>> {
+        if self.room.stalled.is_cancelled() {
+            return None;
+        }
+        let message = self.rx.try_recv().ok()?;
+        self.room.release(message.len());
+        Some(message)
     }
 }
 
 /// Ends the current connection of a resumable SSE stream; true if there was one.
 pub(crate) type CloseStream = Arc<dyn Fn() -> bool + Send + Sync>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn notifications_are_dropped_and_answers_wait_when_the_queue_is_full() {
+        let (out, mut queue) = Outbound::channel(100, Duration::from_secs(5));
+        assert!(out.notify(vec![b'a'; 60]));
+        assert!(!out.notify(vec![b'b'; 60]), "no room: dropped");
+        out.send(vec![b'c'; 60]);
+        assert!(!out.is_closed());
+        // Over the limit: an answer waits until the reader makes room.
+        let waiting = tokio::spawn({
+            let out = out.clone();
+            async move { out.ready().await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished());
+        assert_eq!(queue.recv().await.unwrap()[0], b'a');
+        assert_eq!(queue.recv().await.unwrap()[0], b'c');
+        assert!(waiting.await.unwrap(), "room again");
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_never_reads_is_stalled_after_the_write_timeout() {
+        let (out, mut queue) = Outbound::channel(10, Duration::from_millis(50));
+        out.send(vec![0; 20]);
+        assert!(!out.ready().await, "no room within the timeout");
+        assert!(out.is_closed());
+        out.send(vec![0; 20]);
+        assert!(queue.recv().await.is_none(), "a stalled queue delivers nothing more");
+    }
+}

@@ -372,19 +372,21 @@ impl Corpus {
     /// Analyzes a query against this corpus.
     pub fn query<'q>(&self, text: &'q str) -> Query<'q> {
         let mut terms: Vec<QueryTerm> = Vec::new();
+        // Where each term is in `terms`: a query with many distinct words stays linear.
+        let mut positions: FxMap<String, usize> = FxMap::default();
         let mut sequence = Vec::new();
         let mut words = 0usize;
         let mut splitter = Splitter::default();
-        let add =
-            |text: Cow<'_, str>, id: Option<TermId>, whole: bool, terms: &mut Vec<QueryTerm>| match terms
-                .iter()
-                .position(|t| t.text == *text)
+        let mut add =
+            |text: Cow<'_, str>, id: Option<TermId>, whole: bool, terms: &mut Vec<QueryTerm>| match positions
+                .get(&*text)
             {
-                Some(p) => {
+                Some(&p) => {
                     terms[p].count += 1;
                     p
                 }
                 None => {
+                    positions.insert(text.to_string(), terms.len());
                     terms.push(QueryTerm { id, text: text.into_owned(), whole, count: 1 });
                     terms.len() - 1
                 }

@@ -170,12 +170,11 @@ impl Cached {
                 }
                 continue;
             }
-            if let Some(file) = &self.file {
-                if !missing.is_empty() || cache.len() != before || !file.exists() {
-                    if let Err(error) = write_vectors(file, &model, cache) {
-                        tracing::warn!(file = %file.display(), %error, "could not save the embedding cache");
-                    }
-                }
+            if let Some(file) = &self.file
+                && (!missing.is_empty() || cache.len() != before || !file.exists())
+                && let Err(error) = write_vectors(file, &model, cache)
+            {
+                tracing::warn!(file = %file.display(), %error, "could not save the embedding cache");
             }
             let mut data = Vec::with_capacity(dim * texts.len());
             for text in &texts {

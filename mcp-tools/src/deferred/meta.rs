@@ -42,6 +42,7 @@ pub struct DeferredTools {
     ranker: Arc<dyn Ranker>,
     options: SearchOptions,
     default_limit: usize,
+    max_query_bytes: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -73,6 +74,7 @@ impl DeferredTools {
             ranker: Arc::new(Bm25fRanker::default()),
             options: SearchOptions::default(),
             default_limit: 10,
+            max_query_bytes: 1024,
         }
     }
     /// Keeps these tools listed next to the meta-tools (marked `_meta["anthropic/alwaysLoad"]`).
@@ -109,6 +111,12 @@ impl DeferredTools {
         self.options = options;
         self
     }
+    /// The longest `search_tools` query accepted, in bytes (default 1 KiB): a longer one gets an
+    /// error result at once (searching is linear in the query, and real queries are short).
+    pub fn max_query_bytes(mut self, bytes: usize) -> Self {
+        self.max_query_bytes = bytes.max(16);
+        self
+    }
     /// How many results `search_tools` returns when the model gives no `limit` (default 10).
     pub fn search_limit(mut self, limit: usize) -> Self {
         self.default_limit = limit.clamp(1, MAX_LIMIT);
@@ -123,6 +131,7 @@ impl std::fmt::Debug for DeferredTools {
             .field("names", &self.names)
             .field("options", &self.options)
             .field("default_limit", &self.default_limit)
+            .field("max_query_bytes", &self.max_query_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -228,6 +237,8 @@ fn meta_entry(
         view: None,
         header_params: Vec::new(),
         task: TaskSupport::Forbidden,
+        // `call` runs the chosen tool with that tool's own timeout.
+        timeout: None,
         handler: Handler::Native(handler),
         defined_at: DefinedAt::Runtime,
     })
@@ -423,6 +434,13 @@ fn structured(value: Value) -> ToolResult {
 }
 
 fn search(catalog: &DeferredCatalog, args: SearchArgs) -> ToolResult {
+    let max = catalog.config.max_query_bytes;
+    if args.query.len() > max {
+        return ToolResult::error(format!(
+            "the query is {} bytes long; this server searches queries of at most {max} bytes: say what the task is in a few words",
+            args.query.len()
+        ));
+    }
     let limit = args.limit.unwrap_or(catalog.config.default_limit).clamp(1, MAX_LIMIT);
     let offset = match args.cursor.as_deref().map(str::parse::<usize>) {
         None => 0,
@@ -501,7 +519,7 @@ fn describe(catalog: &DeferredCatalog, args: DescribeArgs, era: Era) -> ToolResu
     for name in &args.names {
         match catalog.index.position(name) {
             Some(doc) => tools.push(definition(&catalog.docs[doc], era)),
-            None => unknown.push(json!({"name": name, "suggestions": catalog.index.suggest(name, 3)})),
+            None => unknown.push(json!({"name": name, "suggestions": suggest(catalog, name)})),
         }
     }
     let none_found = tools.is_empty();
@@ -515,7 +533,7 @@ fn describe(catalog: &DeferredCatalog, args: DescribeArgs, era: Era) -> ToolResu
 async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: Context) -> ToolResult {
     let names = &catalog.config.names;
     let Some(doc) = catalog.index.position(&args.name) else {
-        let suggestions = catalog.index.suggest(&args.name, 3);
+        let suggestions = suggest(catalog, &args.name);
         let mut text = format!("Unknown tool `{}`.", args.name);
         if !suggestions.is_empty() {
             let list: Vec<&str> = suggestions.iter().map(|s| &**s).collect();
@@ -538,6 +556,11 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
         return result.text(format!("The input schema of `{}` is: {}", entry.name, entry.input_schema));
     }
     result
+}
+
+/// Names like `name`, for "did you mean" (none for a name longer than any tool name can be).
+fn suggest(catalog: &DeferredCatalog, name: &str) -> Vec<Arc<str>> {
+    if name.len() > 128 { Vec::new() } else { catalog.index.suggest(name, 3) }
 }
 
 /// The `_meta` entry of a pinned tool: `anthropic/alwaysLoad: true`.

@@ -70,10 +70,10 @@ impl SentenceEmbedder {
             .map_err(|e| format!("{}: not a BERT configuration: {e}", config_path.display()))?;
         let mut max_length = 256;
         let sbert = dir.join("sentence_bert_config.json");
-        if sbert.exists() {
-            if let Some(n) = read_json(&sbert)?["max_seq_length"].as_u64() {
-                max_length = n;
-            }
+        if sbert.exists()
+            && let Some(n) = read_json(&sbert)?["max_seq_length"].as_u64()
+        {
+            max_length = n;
         }
         let max_length = max_length.min(max_positions) as usize;
         let pooling_path = dir.join("1_Pooling").join("config.json");

@@ -3,10 +3,12 @@
 //! check structured output against a hand-written output schema.
 
 use std::panic::AssertUnwindSafe;
+use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
 
 use crate::context::Context;
 use crate::model::apps::backfill_text;
@@ -17,7 +19,14 @@ use crate::registry::tools::{Handler, ToolEntry};
 /// Runs one tool: decodes and checks its arguments, calls the handler (a panic becomes an
 /// `isError` result), and checks structured output against a hand-written output schema.
 pub(crate) async fn call_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> ToolResult {
-    let result = run_entry(entry, arguments, ctx).await;
+    let result = match entry.timeout {
+        None => run_entry(entry, arguments, ctx).await,
+        Some(limit) => {
+            let cancel = ctx.cancellation_token();
+            let run = run_entry(entry, arguments, ctx);
+            tokio::time::timeout(limit, run).await.unwrap_or_else(|_| timed_out(&entry.name, limit, &cancel))
+        }
+    };
     match &entry.view {
         // A view's result always says something to the model.
         Some(view) => backfill_text(result, view),
@@ -41,7 +50,14 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
                 Err(panic) => panicked(entry, panic),
             }
         }
-        Handler::Static { handler, plan, .. } => {
+        Handler::Static { handler, plan, constrained, .. } => {
+            // Constraints decoding does not check (ranges, lengths, patterns) come first.
+            if *constrained {
+                let problems = schema_problems(entry, arguments);
+                if !problems.is_empty() {
+                    return invalid_arguments(entry, problems);
+                }
+            }
             // 2026-07-28 clients get a non-object output as it is, 2025-11-25 ones wrapped.
             let plan = match (ctx.era(), *plan) {
                 (Era::Stateless, OutputPlan::Structured { .. }) => OutputPlan::Structured { wrap: false },
@@ -52,7 +68,7 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
                 Ok(Err(error)) => {
                     let mut problems = schema_problems(entry, arguments);
                     if problems.is_empty() {
-                        problems.push(format!("{}: {}", display_path(&error.path), error.message));
+                        problems = error.problems();
                     }
                     invalid_arguments(entry, problems)
                 }
@@ -143,6 +159,17 @@ fn check_output(entry: &ToolEntry, validator: &jsonschema::Validator, result: To
         "tool `{}` produced output that does not match its output schema:\n- {}",
         entry.name,
         problems.join("\n- ")
+    ))
+}
+
+/// The result of a call that ran out of time: its handler's future was dropped (and its
+/// cancellation token fired, for work it started elsewhere).
+pub(crate) fn timed_out(tool: &str, limit: Duration, cancel: &CancellationToken) -> ToolResult {
+    cancel.cancel();
+    tracing::warn!(tool, ?limit, "tool call timed out and was cancelled");
+    ToolResult::error(format!(
+        "tool `{tool}` did not finish within {} and was cancelled; try again, perhaps with a smaller request",
+        humantime::format_duration(limit)
     ))
 }
 

@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::model::error::ToolError;
 use crate::model::prompt::Prompt;
 use crate::model::resource::ResourceRequest;
-use crate::protocol::jsonrpc::{ErrorObject, decode_params};
+use crate::protocol::jsonrpc::{ErrorObject, decode_params, shown};
 use crate::protocol::messages::{CompleteParams, GetPromptParams, PaginatedParams, UriParams};
 use crate::protocol::{Era, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND};
 use crate::registry::catalog::{Catalog, CompletionRef, CompletionRequest};
@@ -196,7 +196,7 @@ pub(crate) fn read_resource(
     let Some((handler, params)) = catalog.find_resource(&uri) else {
         return Err(ErrorObject {
             code: RESOURCE_NOT_FOUND,
-            message: format!("Resource not found: {uri}"),
+            message: format!("Resource not found: {}", shown(&uri)),
             data: Some(json!({"uri": uri})),
         });
     };

@@ -7,15 +7,18 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use futures_util::FutureExt as _;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::call::call_entry;
+use super::call::{call_entry, panic_message, timed_out};
 use super::events::ServerEvent;
 use super::methods::{self, Answer, Method};
 use super::shared::Shared;
@@ -27,15 +30,16 @@ use crate::context::peer::{Outbound, Peer};
 use crate::context::{CallParts, Context};
 use crate::model::task::TaskSupport;
 use crate::protocol::jsonrpc::{
-    ErrorObject, RawMessage, decode_params, encode_error, encode_notification, encode_result, parse_id,
+    ErrorObject, RawMessage, check_shape, decode_params, encode_error, encode_notification, encode_result,
+    not_a_message, parse_id, shown,
 };
 use crate::protocol::messages::{
     CallToolParams, CancelledParams, InitializeParams, ProgressToken, RequestMeta, SetLevelParams,
 };
 use crate::protocol::stateless::{CacheHint, StatelessParams, check_envelope, complete, has_envelope};
 use crate::protocol::{
-    Era, HANDSHAKE_VERSIONS, INTERNAL_ERROR, INVALID_REQUEST, LATEST_HANDSHAKE_VERSION, METHOD_NOT_FOUND,
-    PARSE_ERROR, RequestId, STATELESS_VERSIONS,
+    Era, HANDSHAKE_VERSIONS, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LATEST_HANDSHAKE_VERSION,
+    METHOD_NOT_FOUND, RequestId, STATELESS_VERSIONS,
 };
 
 pub(crate) struct Session {
@@ -51,7 +55,10 @@ pub(crate) struct Session {
     client: Arc<dyn ClientLink>,
     /// The server→client requests awaiting an answer (`None`: a stateless session sends none).
     requests: Option<Arc<RequestLink>>,
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Requests running, by id: each with its generation (so a finished request removes its own
+    /// entry, never a newer request's with the same id) and its cancellation.
+    in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    next_generation: AtomicU64,
     /// Resource URIs this client subscribed to.
     subscriptions: Mutex<HashSet<String>>,
     tasks: TaskTracker,
@@ -70,10 +77,11 @@ impl Session {
     /// every request stands alone); the version is the request's header, if any.
     pub fn new_stateless(shared: Arc<Shared>, protocol_version: Option<&str>) -> Arc<Session> {
         let session = Self::with(shared, None, None);
+        // A request without the header is assumed to be 2025-03-26 (the revision that
+        // introduced the header), as the specification says.
         let mut peer = Peer::new();
-        if let Some(v) = protocol_version.filter(|v| HANDSHAKE_VERSIONS.contains(v)) {
-            peer.protocol_version = v.to_owned();
-        }
+        peer.protocol_version =
+            protocol_version.filter(|v| HANDSHAKE_VERSIONS.contains(v)).unwrap_or("2025-03-26").to_owned();
         let _ = session.peer.set(Arc::new(peer));
         let _ = session.era.set(Era::Handshake);
         Arc::new(session)
@@ -105,6 +113,7 @@ impl Session {
             client,
             requests,
             in_flight: Mutex::new(HashMap::new()),
+            next_generation: AtomicU64::new(0),
             subscriptions: Mutex::new(HashSet::new()),
             tasks: TaskTracker::new(),
             stopping: CancellationToken::new(),
@@ -121,6 +130,11 @@ impl Session {
         *self.standalone.lock().expect("standalone lock") = outbound;
     }
 
+    /// Whether something is going on: a request running, or a stream open for notifications.
+    pub fn is_busy(&self) -> bool {
+        !self.in_flight.lock().expect("in-flight lock").is_empty() || self.has_standalone()
+    }
+
     pub fn has_standalone(&self) -> bool {
         self.standalone.lock().expect("standalone lock").as_ref().is_some_and(|o| !o.is_closed())
     }
@@ -128,7 +142,7 @@ impl Session {
     /// Ends the session: running calls are cancelled and pending client requests fail.
     pub fn close(&self) {
         self.closed.cancel();
-        for (_, token) in self.in_flight.lock().expect("in-flight lock").drain() {
+        for (_, (_, token)) in self.in_flight.lock().expect("in-flight lock").drain() {
             token.cancel();
         }
         if let Some(requests) = &self.requests {
@@ -194,7 +208,7 @@ impl Session {
             ServerEvent::TaskChanged(..) => return,
         };
         if let Some(out) = self.standalone.lock().expect("standalone lock").as_ref() {
-            out.send(message);
+            out.notify(message);
         }
     }
 
@@ -216,7 +230,7 @@ impl Session {
                 INVALID_REQUEST,
                 format!(
                     "message of {length} bytes exceeds this server's limit of {} bytes; it was discarded",
-                    self.shared.max_message_bytes
+                    self.shared.limits.max_message_bytes
                 ),
             ),
         );
@@ -224,10 +238,18 @@ impl Session {
 
     /// Handles one message (one line of stdio, one HTTP body).
     pub fn handle_message(self: &Arc<Self>, bytes: &[u8], origin: &Origin) -> Received {
+        if let Err(error) = check_shape(bytes, self.shared.limits.max_json_depth) {
+            Self::reply_error(origin, None, error);
+            return Received::Invalid;
+        }
         let message: RawMessage<'_> = match serde_json::from_slice(bytes) {
             Ok(m) => m,
             Err(e) => {
-                reject_undecodable(origin, bytes, e);
+                let mut error = not_a_message(bytes);
+                if error.code == INVALID_REQUEST {
+                    error.message = format!("not a JSON-RPC message: {e}");
+                }
+                Self::reply_error(origin, None, error);
                 return Received::Invalid;
             }
         };
@@ -279,7 +301,12 @@ impl Session {
                 else {
                     return tracing::debug!("ignoring a malformed notifications/cancelled");
                 };
-                let token = self.in_flight.lock().expect("in-flight lock").remove(&params.request_id);
+                let token = self
+                    .in_flight
+                    .lock()
+                    .expect("in-flight lock")
+                    .remove(&params.request_id)
+                    .map(|(_, token)| token);
                 match token {
                     Some(token) => {
                         tracing::debug!(id = %params.request_id, "request cancelled by the client");
@@ -323,10 +350,11 @@ impl Session {
             let why = match era {
                 Era::Stateless if Method::from_name(name).is_some() => {
                     format!(
-                        "method not found: `{name}` does not exist in the stateless protocol (2026-07-28)"
+                        "method not found: `{}` does not exist in the stateless protocol (2026-07-28)",
+                        shown(name)
                     )
                 }
-                _ => format!("method not found: `{name}`"),
+                _ => format!("method not found: `{}`", shown(name)),
             };
             return Self::reply_error(origin, Some(&id), ErrorObject::new(METHOD_NOT_FOUND, why));
         };
@@ -344,7 +372,7 @@ impl Session {
             return Self::reply_error(
                 origin,
                 Some(&id),
-                ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: `{name}`")),
+                ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: `{}`", shown(name))),
             );
         }
         let list_cache = Some(self.shared.list_cache);
@@ -396,17 +424,31 @@ impl Session {
                 self.run(id, name, params, front, origin, private, read);
             }
             Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
-                match methods::subscription_uri(params) {
-                    Ok(uri) => {
-                        let mut subscriptions = self.subscriptions.lock().expect("subscriptions lock");
-                        if method == Method::ResourcesSubscribe {
-                            subscriptions.insert(uri);
-                        } else {
-                            subscriptions.remove(&uri);
-                        }
-                        drop(subscriptions);
-                        Self::reply(origin, &id, &json!({}));
+                let subscribed = methods::subscription_uri(params).and_then(|uri| {
+                    let mut subscriptions = self.subscriptions.lock().expect("subscriptions lock");
+                    if method == Method::ResourcesUnsubscribe {
+                        subscriptions.remove(&uri);
+                        return Ok(());
                     }
+                    // Only what this server serves, and a bounded number of them.
+                    if catalog.find_resource(&uri).is_none() {
+                        return Err(ErrorObject {
+                            code: INVALID_PARAMS,
+                            message: format!("cannot subscribe to {:?}: no such resource", shown(&uri)),
+                            data: Some(json!({"uri": uri})),
+                        });
+                    }
+                    let limit = self.shared.limits.max_subscriptions;
+                    if !subscriptions.contains(&uri) && subscriptions.len() >= limit {
+                        return Err(ErrorObject::invalid_params(format!(
+                            "this session already has {limit} subscriptions, this server's limit; unsubscribe from some first"
+                        )));
+                    }
+                    subscriptions.insert(uri);
+                    Ok(())
+                });
+                match subscribed {
+                    Ok(()) => Self::reply(origin, &id, &json!({})),
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
@@ -508,11 +550,36 @@ impl Session {
     ) {
         let (ctx, input) = self.context_for(id.clone(), name.into(), progress_token(params), &front, origin);
         let cancel = ctx.cancellation_token();
-        let answer = match start(ctx) {
-            Ok(answer) => answer,
-            Err(error) => return Self::reply_error(origin, Some(&id), front.finish_error(error)),
+        // The handler's synchronous part (a runtime closure's) runs here: a panic in it is an
+        // internal error like one in its future, not the end of the connection.
+        let answer = match std::panic::catch_unwind(AssertUnwindSafe(|| start(ctx))) {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(error)) => return Self::reply_error(origin, Some(&id), front.finish_error(error)),
+            Err(panic) => {
+                tracing::error!(%id, panic = %panic_message(&*panic), "a request's handler panicked");
+                let error = ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "the request failed: its handler panicked (details are in the server's log)",
+                );
+                return Self::reply_error(origin, Some(&id), error);
+            }
         };
         let key = self.shared.state_key;
+        let timeout = self.shared.limits.request_timeout;
+        let method = name.to_owned();
+        let answer = async move {
+            let Some(limit) = timeout else { return answer.await };
+            tokio::time::timeout(limit, answer).await.unwrap_or_else(|_| {
+                tracing::warn!(method, ?limit, "request timed out and was cancelled");
+                Err(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    format!(
+                        "`{method}` did not finish within {} and was cancelled",
+                        humantime::format_duration(limit)
+                    ),
+                ))
+            })
+        };
         self.spawn_request(id, origin.clone(), cancel, async move {
             match until_input(answer, input.as_deref()).await {
                 Ok(Ok(result)) => Ok(front.finish(&result, cache)),
@@ -532,6 +599,15 @@ impl Session {
         } else {
             LATEST_HANDSHAKE_VERSION.to_owned()
         };
+        // The session keeps what the client declares: a bounded amount of it.
+        let declared = serde_json::to_string(&params.capabilities).map_or(usize::MAX, |s| s.len());
+        let limit = self.shared.limits.max_capabilities_bytes;
+        if declared > limit {
+            let error = ErrorObject::invalid_params(format!(
+                "the declared capabilities take {declared} bytes, more than this server's limit of {limit}"
+            ));
+            return Self::reply_error(origin, Some(&id), error);
+        }
         let mut peer = Peer::new();
         peer.client_info = params.client_info.unwrap_or_default();
         peer.client_capabilities = params.capabilities;
@@ -614,7 +690,7 @@ impl Session {
             return Self::reply_error(
                 origin,
                 Some(&id),
-                ErrorObject::invalid_params(format!("unknown tool `{}`", call.name)),
+                ErrorObject::invalid_params(format!("unknown tool `{}`", shown(&call.name))),
             );
         };
         let arguments: Box<RawValue> = match call.arguments {
@@ -635,7 +711,15 @@ impl Session {
         let (ctx, input) = self.context_for(id.clone(), entry.name.clone(), progress_token, &front, origin);
         let cancel = ctx.cancellation_token();
         let key = self.shared.state_key;
-        let run = async move { call_entry(&entry, &arguments, ctx).await };
+        // A tool's own timeout applies in `call_entry`; the server's to the others.
+        let timeout = if entry.timeout.is_none() { self.shared.limits.request_timeout } else { None };
+        let run = async move {
+            let Some(limit) = timeout else { return call_entry(&entry, &arguments, ctx).await };
+            let name = entry.name.clone();
+            let cancel = ctx.cancellation_token();
+            let call = call_entry(&entry, &arguments, ctx);
+            tokio::time::timeout(limit, call).await.unwrap_or_else(|_| timed_out(&name, limit, &cancel))
+        };
         self.spawn_request(id, origin.clone(), cancel.clone(), async move {
             let outcome = match (task_engine, &input) {
                 (Some((tasks, events)), Some(input)) => {
@@ -703,7 +787,7 @@ impl Session {
                 match event {
                     Ok(event) => {
                         if let Some(notification) = filter.notification(&event, &subscription) {
-                            reply.send(notification);
+                            reply.notify(notification);
                         }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
@@ -716,42 +800,100 @@ impl Session {
         });
     }
 
-    /// Runs a request concurrently; its answer goes to `origin` unless the client cancels it.
+    /// Runs a request concurrently; its answer goes to `origin` unless the client cancels it. A
+    /// panic in it is answered with an internal error; either way its id is free again after.
     fn spawn_request<F>(self: &Arc<Self>, id: RequestId, origin: Origin, cancel: CancellationToken, future: F)
     where
         F: Future<Output = Result<Box<RawValue>, ErrorObject>> + Send + 'static,
     {
-        {
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let limits = &self.shared.limits;
+        let refused = {
             let mut in_flight = self.in_flight.lock().expect("in-flight lock");
             if in_flight.contains_key(&id) {
-                drop(in_flight);
-                return Self::reply_error(
-                    &origin,
-                    Some(&id),
-                    ErrorObject::new(
-                        INVALID_REQUEST,
-                        format!("request id {id} is already in use by a running request"),
+                Some(ErrorObject::new(
+                    INVALID_REQUEST,
+                    format!("request id {id} is already in use by a running request"),
+                ))
+            } else if in_flight.len() >= limits.max_in_flight_per_connection {
+                Some(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    format!(
+                        "too many requests running on this connection ({}, the server's limit): retry when some have finished",
+                        limits.max_in_flight_per_connection
                     ),
-                );
+                ))
+            } else {
+                in_flight.insert(id.clone(), (generation, cancel.clone()));
+                None
             }
-            in_flight.insert(id.clone(), cancel.clone());
+        };
+        if let Some(error) = refused {
+            return Self::reply_error(&origin, Some(&id), error);
         }
-        let session = self.clone();
+        let running = Running { session: self.clone(), id: id.clone(), generation, _permit: None };
+        let Ok(permit) = self.shared.in_flight.clone().try_acquire_owned() else {
+            drop(running);
+            let error = ErrorObject::new(
+                INTERNAL_ERROR,
+                format!(
+                    "the server is busy: {} requests are running, its limit; retry shortly",
+                    limits.max_in_flight
+                ),
+            );
+            return Self::reply_error(&origin, Some(&id), error);
+        };
+        let mut running = running;
+        running._permit = Some(permit);
         self.tasks.spawn(async move {
+            let _running = running;
             // Cancellation wins over a result that becomes ready at the same moment (a handler
             // that returns because it saw the cancellation): the answer is suppressed.
             let result = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
-                result = future => Some(result),
+                // The client went away (its HTTP connection closed, its stdio ended, or it
+                // stopped reading): nobody waits for the answer any more.
+                _ = origin.reply.closed() => {
+                    tracing::debug!(%id, "the client disconnected: cancelling its request");
+                    cancel.cancel();
+                    None
+                }
+                result = AssertUnwindSafe(future).catch_unwind() => Some(result.unwrap_or_else(|panic| {
+                    tracing::error!(%id, panic = %panic_message(&*panic), "a request's handler panicked");
+                    Err(ErrorObject::new(INTERNAL_ERROR, "the request failed: its handler panicked (details are in the server's log)"))
+                })),
             };
-            session.in_flight.lock().expect("in-flight lock").remove(&id);
+            // Backpressure: the answer waits for room in the client's queue (a stalled client is
+            // disconnected instead).
+            if result.is_some() && !origin.reply.ready().await {
+                return tracing::debug!(%id, "the client is not reading: answer dropped");
+            }
             match result {
                 Some(Ok(result)) => Self::reply(&origin, &id, &*result),
                 Some(Err(error)) => Self::reply_error(&origin, Some(&id), error),
                 None => tracing::debug!(%id, "request cancelled; no answer sent"),
             }
         });
+    }
+}
+
+/// A running request's entry in the in-flight table, removed when the request ends however it
+/// ends (answered, cancelled, panicked), unless a newer request took the id meanwhile.
+struct Running {
+    session: Arc<Session>,
+    id: RequestId,
+    generation: u64,
+    /// Its place among the server's running requests.
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut in_flight = self.session.in_flight.lock().expect("in-flight lock");
+        if in_flight.get(&self.id).is_some_and(|(generation, _)| *generation == self.generation) {
+            in_flight.remove(&self.id);
+        }
     }
 }
 
@@ -824,17 +966,6 @@ fn progress_token(params: Option<&RawValue>) -> Option<ProgressToken> {
         .and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok())
         .and_then(|m| m.meta)
         .and_then(|m| m.progress_token)
-}
-
-fn reject_undecodable(origin: &Origin, bytes: &[u8], error: serde_json::Error) {
-    let (code, message) = match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Array(_)) => {
-            (INVALID_REQUEST, "JSON-RPC batches are not supported (removed in MCP 2025-06-18)".to_owned())
-        }
-        Ok(_) => (INVALID_REQUEST, format!("not a JSON-RPC message: {error}")),
-        Err(e) => (PARSE_ERROR, format!("invalid JSON: {e}")),
-    };
-    Session::reply_error(origin, None, ErrorObject::new(code, message));
 }
 
 fn empty_object() -> Box<RawValue> {

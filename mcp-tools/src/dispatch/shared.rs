@@ -11,6 +11,8 @@ use tokio::sync::broadcast;
 use super::events::ServerEvent;
 use super::tasks::{self, Tasks};
 use crate::context::StateMap;
+use crate::context::peer::{Outbound, Queue};
+use crate::model::limits::Limits;
 use crate::protocol::stateless::CacheHint;
 use crate::protocol::{Era, Implementation};
 use crate::registry::catalog::Catalog;
@@ -26,7 +28,9 @@ pub(crate) struct Shared {
     pub catalog: ArcSwap<Catalog>,
     pub state: Arc<StateMap>,
     pub events: broadcast::Sender<ServerEvent>,
-    pub max_message_bytes: usize,
+    pub limits: Limits,
+    /// Places for the requests running on the whole server (`limits.max_in_flight`).
+    pub in_flight: Arc<tokio::sync::Semaphore>,
     pub shutdown_timeout: Duration,
     pub client_request_timeout: Duration,
     /// Signs the `requestState` of multi-round-trip requests (2026-07-28).
@@ -40,6 +44,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// A queue to one client (a connection, an HTTP stream), bounded by the server's limits.
+    pub fn outbound(&self) -> (Outbound, Queue) {
+        Outbound::channel(self.limits.max_queued_bytes, self.limits.write_timeout)
+    }
+
     /// The capabilities declared to clients of `era` (on `initialize`, or `server/discover`).
     pub fn capabilities(&self, era: Era) -> Value {
         let mut capabilities = json!({

@@ -5,6 +5,7 @@
 pub(crate) mod apps;
 pub(crate) mod client_requests;
 pub(crate) mod error;
+pub(crate) mod limits;
 pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod result;

@@ -229,8 +229,12 @@ impl std::fmt::Debug for Resource {
     }
 }
 
-/// A family of resources under a URI template such as `files://{path}` (RFC 6570 simple
-/// variables), built at run time. The handler gets each variable's value.
+/// A family of resources under a URI template such as `users://{id}/profile`, built at run
+/// time. The handler gets each variable's value, as written in the URI (not percent-decoded).
+/// A `{name}` variable (RFC 6570 simple expansion) is one path segment: it never contains `/`.
+/// A `{+name}` variable (reserved expansion), as in `files://{+path}`, spans segments. Neither
+/// ever matches an empty segment or a `.`/`..` one (nor their percent-encoded forms), so a
+/// handler that maps a value to a file cannot be led outside its directory by the URI alone.
 ///
 /// ```
 /// use mcp_tools::{ResourceContents, ResourceTemplate};
@@ -275,7 +279,7 @@ impl std::fmt::Debug for ResourceTemplate {
     }
 }
 
-/// A URI template of literal text and `{name}` variables.
+/// A URI template of literal text, `{name}` and `{+name}` variables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct UriTemplate {
     pub source: String,
@@ -285,7 +289,11 @@ pub(crate) struct UriTemplate {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Part {
     Literal(String),
-    Var(String),
+    /// A variable; `reserved` (`{+name}`) values may span `/`-separated segments.
+    Var {
+        name: String,
+        reserved: bool,
+    },
 }
 
 impl UriTemplate {
@@ -297,7 +305,12 @@ impl UriTemplate {
             if start > 0 {
                 parts.push(Part::Literal(rest[..start].to_owned()));
             }
-            parts.push(Part::Var(rest[start + 1..start + len].trim().to_owned()));
+            let written = rest[start + 1..start + len].trim();
+            let (name, reserved) = match written.strip_prefix('+') {
+                Some(name) => (name, true),
+                None => (written, false),
+            };
+            parts.push(Part::Var { name: name.to_owned(), reserved });
             rest = &rest[start + len + 1..];
         }
         if !rest.is_empty() {
@@ -312,14 +325,15 @@ impl UriTemplate {
         self.parts
             .iter()
             .filter_map(|p| match p {
-                Part::Var(v) => Some(v.as_str()),
+                Part::Var { name, .. } => Some(name.as_str()),
                 Part::Literal(_) => None,
             })
             .collect()
     }
 
-    /// The variables' values if `uri` matches. A variable matches one or more characters other
-    /// than `/` (the last one, anything to the end).
+    /// The variables' values if `uri` matches. A `{name}` variable matches one segment (no
+    /// `/`); a `{+name}` one, segments separated by `/`. A value never has an empty, `.` or `..`
+    /// segment.
     pub fn matches(&self, uri: &str) -> Option<HashMap<String, String>> {
         let mut values = HashMap::new();
         let mut rest = uri;
@@ -327,14 +341,15 @@ impl UriTemplate {
         while let Some(part) = parts.next() {
             match part {
                 Part::Literal(text) => rest = rest.strip_prefix(text.as_str())?,
-                Part::Var(name) => {
+                Part::Var { name, reserved } => {
                     let end = match parts.peek() {
+                        Some(Part::Literal(next)) if *reserved => rest.rfind(next.as_str())?,
                         Some(Part::Literal(next)) => rest.find(next.as_str())?,
-                        Some(Part::Var(_)) => return None,
+                        Some(Part::Var { .. }) => return None,
                         None => rest.len(),
                     };
                     let value = &rest[..end];
-                    if value.is_empty() || (parts.peek().is_some() && value.contains('/')) {
+                    if (!reserved && value.contains('/')) || !value.split('/').all(safe_segment) {
                         return None;
                     }
                     values.insert(name.clone(), value.to_owned());
@@ -344,6 +359,13 @@ impl UriTemplate {
         }
         rest.is_empty().then_some(values)
     }
+}
+
+/// A segment a variable may match: not empty, not `.` or `..`, written plainly or
+/// percent-encoded (`%2e%2E`).
+fn safe_segment(segment: &str) -> bool {
+    let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
+    !segment.is_empty() && decoded != "." && decoded != ".."
 }
 
 #[cfg(test)]
@@ -359,10 +381,30 @@ mod tests {
         assert!(t.matches("test://template//data").is_none());
         assert!(t.matches("test://template/a/b/data").is_none());
         assert!(t.matches("test://template/42/datax").is_none());
+        // A simple variable is one segment; a reserved one spans segments.
         let t = UriTemplate::parse("files://{path}");
+        assert!(t.matches("files://a/b/c.txt").is_none());
+        assert_eq!(t.matches("files://c.txt").unwrap()["path"], "c.txt");
+        let t = UriTemplate::parse("files://{+path}");
+        assert_eq!(t.variables(), ["path"]);
         assert_eq!(t.matches("files://a/b/c.txt").unwrap()["path"], "a/b/c.txt");
+        let t = UriTemplate::parse("files://{+path}/meta");
+        assert_eq!(t.matches("files://a/meta/b/meta").unwrap()["path"], "a/meta/b");
         let t = UriTemplate::parse("db://{table}/{row}");
         let m = t.matches("db://users/7").unwrap();
         assert_eq!((m["table"].as_str(), m["row"].as_str()), ("users", "7"));
+    }
+
+    #[test]
+    fn variables_never_match_dot_segments_or_empty_ones() {
+        let simple = UriTemplate::parse("notes://{id}");
+        let reserved = UriTemplate::parse("files://{+path}");
+        for bad in ["..", ".", "%2e%2e", "%2E.", ""] {
+            assert!(simple.matches(&format!("notes://{bad}")).is_none(), "{bad}");
+        }
+        for bad in ["../etc/passwd", "a/../../b", "/etc/passwd", "a//b", "a/%2e%2e/b", "a/.", "a/"] {
+            assert!(reserved.matches(&format!("files://{bad}")).is_none(), "{bad}");
+        }
+        assert_eq!(reserved.matches("files://a..b/.hidden").unwrap()["path"], "a..b/.hidden");
     }
 }

@@ -333,6 +333,68 @@ fn drop_null(prop: &mut Value) {
     }
 }
 
+/// Whether `schema` constrains values beyond what decoding them checks (types, required and
+/// unknown fields, enum variants): ranges, lengths, patterns, item counts… (`#[schemars(range,
+/// length, regex)]`). Bounds that only restate an integer type's own range (`minimum: 0` of a
+/// `u32`) do not count: decoding already enforces them.
+pub(crate) fn has_constraints(schema: &Value) -> bool {
+    const CONSTRAINTS: &[&str] = &[
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "contains",
+        "propertyNames",
+        "patternProperties",
+        "dependentRequired",
+        "dependentSchemas",
+        "if",
+        "not",
+    ];
+    let Value::Object(obj) = schema else { return false };
+    let natural = obj.get("format").and_then(Value::as_str).and_then(integer_range);
+    let bound = |key: &str, natural: Option<f64>| {
+        obj.get(key).and_then(Value::as_f64).is_some_and(|b| natural != Some(b))
+    };
+    if CONSTRAINTS.iter().any(|k| obj.contains_key(*k))
+        || bound("minimum", natural.map(|(min, _)| min))
+        || bound("maximum", natural.map(|(_, max)| max))
+    {
+        return true;
+    }
+    // The keywords whose values are schemas, or maps or lists of them.
+    let one = ["items", "additionalProperties", "unevaluatedProperties", "additionalItems"];
+    let map = ["properties", "$defs", "definitions"];
+    let list = ["anyOf", "oneOf", "allOf", "prefixItems"];
+    one.iter().filter_map(|k| obj.get(*k)).any(has_constraints)
+        || map.iter().filter_map(|k| obj.get(*k)?.as_object()).any(|m| m.values().any(has_constraints))
+        || list.iter().filter_map(|k| obj.get(*k)?.as_array()).any(|l| l.iter().any(has_constraints))
+}
+
+/// The range of the integer type a schemars `format` names.
+fn integer_range(format: &str) -> Option<(f64, f64)> {
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN as f64, i64::MAX as f64),
+        "uint8" => (0.0, u8::MAX.into()),
+        "uint16" => (0.0, u16::MAX.into()),
+        "uint32" => (0.0, u32::MAX.into()),
+        "uint64" | "uint" => (0.0, u64::MAX as f64),
+        "uint128" => (0.0, u128::MAX as f64),
+        "int128" => (i128::MIN as f64, i128::MAX as f64),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,5 +456,47 @@ mod tests {
         assert_eq!((plan, schema), (OutputPlan::Text, None));
         let (plan, schema) = plan_output(Some(output_generator().into_root_schema_for::<()>()));
         assert_eq!((plan, schema), (OutputPlan::Empty, None));
+    }
+
+    #[test]
+    fn constraints_beyond_decoding_are_detected() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Plain {
+            pattern: String,
+            mode: Mode,
+            n: u32,
+            small: u8,
+            name: String,
+            list: Vec<i64>,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        enum Mode {
+            Fast,
+            /// Slow.
+            Slow,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Ranged {
+            #[schemars(range(max = 10))]
+            n: u32,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Nested {
+            inner: Vec<Inner>,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Inner {
+            #[schemars(length(min = 1))]
+            name: String,
+        }
+        let schema = |s: schemars::Schema| s.to_value();
+        assert!(!has_constraints(&schema(schemars::schema_for!(Plain))));
+        assert!(has_constraints(&schema(schemars::schema_for!(Ranged))));
+        assert!(has_constraints(&schema(schemars::schema_for!(Nested))));
     }
 }

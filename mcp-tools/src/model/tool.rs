@@ -180,6 +180,7 @@ pub struct Tool {
     pub(crate) icons: Vec<Icon>,
     pub(crate) defer: Option<bool>,
     pub(crate) task: TaskSupport,
+    pub(crate) timeout: Option<std::time::Duration>,
     pub(crate) validate_arguments: bool,
     pub(crate) handler: DynHandler,
 }
@@ -209,6 +210,7 @@ impl Tool {
             icons: Vec::new(),
             defer: None,
             task: TaskSupport::Forbidden,
+            timeout: None,
             validate_arguments: true,
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
         }
@@ -265,6 +267,13 @@ impl Tool {
     /// never); see [`TaskSupport`].
     pub fn task(mut self, support: TaskSupport) -> Self {
         self.task = support;
+        self
+    }
+    /// How long a call may run: after that it is cancelled (the handler's future is dropped)
+    /// and answered with an `isError` result saying so. Default: the server's
+    /// [`Limits::request_timeout`](crate::Limits::request_timeout), if any.
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
         self
     }
     /// Adds an icon.

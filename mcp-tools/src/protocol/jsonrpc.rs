@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{INVALID_PARAMS, RequestId};
+use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RequestId};
 
 /// One decoded line: a request, a notification, or a response to a server→client request.
 /// Fields borrow from the line; `params` stays raw until the method's handler decodes it.
@@ -22,7 +22,8 @@ pub(crate) struct RawMessage<'a> {
     pub method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    /// Present even when it is `null` (a valid result).
+    #[serde(borrow, default, deserialize_with = "present")]
     pub result: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub error: Option<&'a RawValue>,
@@ -33,7 +34,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 }
 
 /// A JSON-RPC error object (the specification's `error` member).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ErrorObject {
     pub code: i32,
     pub message: String,
@@ -88,6 +89,16 @@ pub(crate) fn encode_notification<T: Serialize + ?Sized>(method: &str, params: &
         .expect("serializing a notification cannot fail")
 }
 
+/// A client-chosen name or URI as an error message quotes it: cut to 128 characters, so a
+/// huge one is not echoed back whole.
+pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 128;
+    match text.char_indices().nth(MAX) {
+        None => text.into(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()).into(),
+    }
+}
+
 /// Reads a request id: integers and strings are ids; `null` and anything else are not.
 pub(crate) fn parse_id(raw: &RawValue) -> Option<RequestId> {
     serde_json::from_str(raw.get()).ok()
@@ -101,5 +112,82 @@ pub(crate) fn decode_params<T: serde::de::DeserializeOwned + Default>(
         None => Ok(T::default()),
         Some(raw) => serde_json::from_str(raw.get())
             .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {e}"))),
+    }
+}
+
+/// Checks what a message's bytes are before decoding them, without building any value: a JSON
+/// object nested at most `max_depth` deep. Otherwise the error to answer: a batch (an array;
+/// batches were removed in 2025-06-18), another JSON value, invalid JSON, or too deep.
+pub(crate) fn check_shape(bytes: &[u8], max_depth: usize) -> Result<(), ErrorObject> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') => {
+            return Err(ErrorObject::new(
+                INVALID_REQUEST,
+                "JSON-RPC batches are not supported (removed in MCP 2025-06-18): send one message at a time",
+            ));
+        }
+        _ => return Err(not_a_message(bytes)),
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(ErrorObject::new(
+                        INVALID_REQUEST,
+                        format!(
+                            "the message nests arrays and objects deeper than this server's limit of {max_depth}"
+                        ),
+                    ));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The error for bytes that are not a JSON-RPC message: "parse error" if they are not JSON,
+/// else "invalid request" (decided without building a value).
+pub(crate) fn not_a_message(bytes: &[u8]) -> ErrorObject {
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return ErrorObject::new(PARSE_ERROR, format!("invalid JSON: not UTF-8 text ({e})"));
+    }
+    match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        Ok(_) => ErrorObject::new(INVALID_REQUEST, "not a JSON-RPC message: a message is a JSON object"),
+        Err(e) => ErrorObject::new(PARSE_ERROR, format!("invalid JSON: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_told_apart_without_parsing_values() {
+        assert!(check_shape(br#" {"a": [1, {"b": "[[[["}]} "#, 3).is_ok());
+        assert_eq!(check_shape(b"[0,0,0]", 8).unwrap_err().code, INVALID_REQUEST);
+        assert_eq!(check_shape(b"5", 8).unwrap_err().code, INVALID_REQUEST);
+        assert_eq!(
+            check_shape(b"{nope", 8).map(|_| ()),
+            Ok(()),
+            "an object's own syntax is the decoder's to judge"
+        );
+        assert_eq!(check_shape(b"nope", 8).unwrap_err().code, PARSE_ERROR);
+        assert_eq!(check_shape(br#"{"a":[[[[]]]]}"#, 4).unwrap_err().code, INVALID_REQUEST);
+        assert!(check_shape(br#"{"a":"\\\"[[[[[["}"#, 2).is_ok(), "escaped quotes stay inside the string");
     }
 }

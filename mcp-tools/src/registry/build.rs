@@ -110,6 +110,16 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
     let view = linked_view(meta.as_ref());
     let header_params =
         header_params(&input_schema).map_err(|p| vec![format!("tool `{}` ({origin}): {p}", reg.name)])?;
+    // Constraints decoding does not check are validated on every call: the validator is needed
+    // now, and a schema it cannot compile is a start-up error.
+    let constrained = schema::has_constraints(&raw_input);
+    let validator = OnceLock::new();
+    if constrained {
+        let compiled = jsonschema::validator_for(&raw_input).map_err(|e| {
+            vec![format!("tool `{}` ({origin}): its input schema does not compile: {e}", reg.name)]
+        })?;
+        let _ = validator.set(Some(compiled));
+    }
     Ok(ToolEntry {
         name: reg.name.into(),
         title: reg.title.map(str::to_owned),
@@ -126,10 +136,12 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         view,
         header_params,
         task: reg.task,
+        timeout: reg.timeout,
         handler: Handler::Static {
             handler: reg.handler,
             plan: output.plan,
-            validator: OnceLock::new(),
+            validator,
+            constrained,
             raw_input_schema: raw_input,
         },
         defined_at: origin,
@@ -212,6 +224,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         view: linked_view(tool.meta.as_ref()),
         header_params,
         task: tool.task,
+        timeout: tool.timeout,
         handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
         defined_at: DefinedAt::Runtime,
     })

@@ -45,8 +45,12 @@ pub(crate) enum Handler {
     Static {
         handler: StaticHandler,
         plan: OutputPlan,
-        /// Compiled on first use: only needed to explain invalid arguments.
+        /// Compiled on first use when only needed to explain invalid arguments; at start-up
+        /// when `constrained`.
         validator: OnceLock<Option<jsonschema::Validator>>,
+        /// The schema constrains more than decoding checks (ranges, lengths, patterns): every
+        /// call's arguments are validated against it first.
+        constrained: bool,
         /// The schema as derived (nullable options kept), for that validator.
         raw_input_schema: Value,
     },
@@ -84,6 +88,8 @@ pub(crate) struct ToolEntry {
     pub header_params: Vec<HeaderParam>,
     /// Whether the tool may (must) run as a task.
     pub task: TaskSupport,
+    /// How long a call may run before it is cancelled (else the server's request timeout).
+    pub timeout: Option<std::time::Duration>,
     pub handler: Handler,
     pub defined_at: DefinedAt,
 }

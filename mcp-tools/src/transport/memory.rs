@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Value, json};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::Mutex;
 
-use crate::context::peer::Outbound;
+use crate::context::peer::Queue;
 use crate::dispatch::Origin;
 use crate::dispatch::session::Session;
 use crate::protocol::stateless::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
@@ -39,7 +39,7 @@ impl std::error::Error for RpcError {}
 pub type Responder = dyn Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync;
 
 struct Incoming {
-    queue: mpsc::UnboundedReceiver<Vec<u8>>,
+    queue: Queue,
     answers: HashMap<i64, Value>,
     notifications: Vec<Value>,
 }
@@ -62,7 +62,7 @@ impl Connection {
     /// A connection to `server`, not yet initialized; `responder` answers the server's requests
     /// (without one, they get "method not found").
     pub fn open(server: &Server, responder: Option<Arc<Responder>>) -> Connection {
-        let (outbound, queue) = Outbound::channel();
+        let (outbound, queue) = server.shared.outbound();
         let session = Session::new(server.shared.clone(), Some(outbound.clone()));
         session.forward_events();
         Connection {
@@ -193,7 +193,7 @@ impl Connection {
     /// The notifications received so far (drained); the server's requests are answered.
     pub async fn take_notifications(&self) -> Vec<Value> {
         let mut incoming = self.incoming.lock().await;
-        while let Ok(bytes) = incoming.queue.try_recv() {
+        while let Some(bytes) = incoming.queue.try_recv() {
             let message: Value = serde_json::from_slice(&bytes).expect("the server sends JSON");
             if !self.answer_server_request(&message) {
                 stash(&mut incoming, message);

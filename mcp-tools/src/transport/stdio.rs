@@ -4,75 +4,96 @@
 use std::io;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
-use crate::context::peer::Outbound;
+use crate::context::peer::Queue;
 use crate::dispatch::Origin;
 use crate::dispatch::session::Session;
 use crate::server::Server;
 
 impl Server {
-    /// Serves MCP over this process's stdin and stdout until stdin ends.
+    /// Serves MCP over this process's stdin and stdout until stdin ends, or until SIGINT or
+    /// SIGTERM (then running calls finish first).
     pub async fn serve_stdio(&self) -> io::Result<()> {
-        serve(self, tokio::io::stdin(), tokio::io::stdout()).await
+        self.serve_until(tokio::io::stdin(), tokio::io::stdout(), shutdown_signal()).await
     }
 
     /// Serves MCP as newline-delimited JSON-RPC over any reader and writer (a pipe, a socket,
-    /// an in-memory duplex) until the reader ends.
+    /// an in-memory duplex) until the reader ends. Installs no signal handler: see
+    /// [`serve_until`](Self::serve_until) to stop on a signal of your own.
     pub async fn serve<R, W>(&self, reader: R, writer: W) -> io::Result<()>
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        serve(self, reader, writer).await
+        self.serve_until(reader, writer, std::future::pending()).await
     }
-}
 
-async fn serve<R, W>(server: &Server, reader: R, writer: W) -> io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (outbound, queue) = Outbound::channel();
-    let close = CancellationToken::new();
-    let writer_task = tokio::spawn(write_loop(writer, queue, close.clone()));
-    // Over stdio, everything goes to the one output: answers, related and unrelated messages.
-    let session = Session::new(server.shared.clone(), Some(outbound.clone()));
-    session.forward_events();
-    let origin = Origin::new(outbound);
-    let max = server.shared.max_message_bytes;
-    let mut reader = BufReader::with_capacity(64 * 1024, reader);
-    let mut line = Vec::with_capacity(4096);
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
-    let read_result = loop {
-        let frame = tokio::select! {
-            frame = read_line(&mut reader, &mut line, max) => frame,
-            _ = &mut shutdown => {
-                tracing::info!("shutdown signal: no new requests; finishing running calls");
-                break Ok(());
+    /// Like [`serve`](Self::serve), also stopping (after running calls finish) when `shutdown`
+    /// resolves.
+    pub async fn serve_until<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let server = self;
+        let (outbound, queue) = server.shared.outbound();
+        let close = CancellationToken::new();
+        let mut writer_task = tokio::spawn(write_loop(writer, queue, close.clone()));
+        // Over stdio, everything goes to the one output: answers, related and unrelated messages.
+        let session = Session::new(server.shared.clone(), Some(outbound.clone()));
+        session.forward_events();
+        let origin = Origin::new(outbound);
+        let max = server.shared.limits.max_message_bytes;
+        let mut reader = BufReader::with_capacity(64 * 1024, reader);
+        let mut line = Vec::with_capacity(4096);
+        tokio::pin!(shutdown);
+        let read_result = loop {
+            // Backpressure: a client that does not read its answers is not read from either; one
+            // that reads nothing for the write timeout is disconnected.
+            if !origin.reply.ready().await {
+                break Err(io::Error::new(io::ErrorKind::TimedOut, "the client stopped reading its output"));
+            }
+            let frame = tokio::select! {
+                frame = read_line(&mut reader, &mut line, max) => frame,
+                _ = &mut shutdown => {
+                    tracing::info!("shutdown signal: no new requests; finishing running calls");
+                    break Ok(());
+                }
+            };
+            match frame {
+                Ok(Frame::End) => break Ok(()),
+                Ok(Frame::TooLong(length)) => session.reject_oversized(&origin, length),
+                Ok(Frame::Line) => {
+                    let message = line.trim_ascii();
+                    if !message.is_empty() {
+                        session.handle_message(message, &origin);
+                    }
+                }
+                Err(e) => break Err(e),
             }
         };
-        match frame {
-            Ok(Frame::End) => break Ok(()),
-            Ok(Frame::TooLong(length)) => session.reject_oversized(&origin, length),
-            Ok(Frame::Line) => {
-                let message = line.trim_ascii();
-                if !message.is_empty() {
-                    session.handle_message(message, &origin);
+        tracing::debug!("input ended; finishing running calls");
+        session.drain().await;
+        session.close();
+        close.cancel();
+        // The writer flushes what is queued, unless the client has stopped reading.
+        let write_result =
+            match tokio::time::timeout(server.shared.limits.write_timeout, &mut writer_task).await {
+                Ok(result) => result.unwrap_or_else(|e| Err(io::Error::other(e))),
+                Err(_) => {
+                    writer_task.abort();
+                    Err(io::Error::new(io::ErrorKind::TimedOut, "the client stopped reading its output"))
                 }
-            }
-            Err(e) => break Err(e),
-        }
-    };
-    tracing::debug!("input ended; finishing running calls");
-    session.drain().await;
-    session.close();
-    close.cancel();
-    let write_result = writer_task.await.unwrap_or_else(|e| Err(io::Error::other(e)));
-    read_result.and(write_result)
+            };
+        read_result.and(write_result)
+    }
 }
 
 enum Frame {
@@ -123,7 +144,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(
 
 async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
-    mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut queue: Queue,
     close: CancellationToken,
 ) -> io::Result<()> {
     let mut writer = BufWriter::with_capacity(64 * 1024, writer);
@@ -135,12 +156,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         };
         let Some(message) = message else { break };
         write_message(&mut writer, &message).await?;
-        while let Ok(message) = queue.try_recv() {
+        while let Some(message) = queue.try_recv() {
             write_message(&mut writer, &message).await?;
         }
         writer.flush().await?;
     }
-    while let Ok(message) = queue.try_recv() {
+    while let Some(message) = queue.try_recv() {
         write_message(&mut writer, &message).await?;
     }
     writer.flush().await

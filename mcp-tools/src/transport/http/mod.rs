@@ -15,13 +15,19 @@ mod wire;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tower::Service as _;
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use super::shutdown_signal;
 use crate::server::Server;
@@ -46,34 +52,52 @@ impl Server {
     /// axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>()).await
     /// # }
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If [`HttpOptions::path`] is not a plain path (see there).
     pub fn http_router(&self, options: HttpOptions) -> Router {
         self.http_router_with_shutdown(options, CancellationToken::new())
     }
 
     fn http_router_with_shutdown(&self, options: HttpOptions, shutdown: CancellationToken) -> Router {
-        let max_body_bytes = options.max_body_bytes.unwrap_or(self.shared.max_message_bytes);
+        router(self.http_state(options, shutdown))
+    }
+
+    fn http_state(&self, options: HttpOptions, shutdown: CancellationToken) -> Arc<HttpState> {
+        if let Err(problem) = options.check_path() {
+            panic!("HttpOptions::path({:?}): {problem}", options.path);
+        }
+        let max_body_bytes = options.max_body_bytes.unwrap_or(self.shared.limits.max_message_bytes);
         let state = Arc::new(HttpState {
             server: self.clone(),
             options,
             max_body_bytes,
             sessions: Mutex::new(HashMap::new()),
             shutdown,
+            sweeping: std::sync::Once::new(),
         });
-        let sweeper = Arc::downgrade(&state);
-        let period = (state.options.session_idle_timeout / 4).max(Duration::from_millis(50));
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                loop {
-                    tokio::time::sleep(period).await;
-                    let Some(state) = sweeper.upgrade() else { return };
-                    state.expire_idle();
-                }
-            });
+        // In a runtime, idle sessions are swept from now on; otherwise from the first request.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            state.start_sweeper();
         }
-        let path = state.options.path.clone();
-        Router::new().route(&path, axum::routing::any(endpoint)).with_state(state)
+        state
     }
+}
 
+/// The endpoint's routes and layers over its state.
+fn router(state: Arc<HttpState>) -> Router {
+    let path = state.options.path.clone();
+    let body_read_timeout = state.options.body_read_timeout;
+    let cors = cors_layer(state.clone());
+    Router::new()
+        .route(&path, axum::routing::any(endpoint))
+        .with_state(state)
+        .layer(RequestBodyTimeoutLayer::new(body_read_timeout))
+        .layer(cors)
+}
+
+impl Server {
     /// Serves MCP over Streamable HTTP on `addr` until SIGINT or SIGTERM, then shuts down
     /// gracefully: stops accepting, lets running calls finish (bounded by the shutdown timeout)
     /// and closes open streams.
@@ -85,57 +109,120 @@ impl Server {
 
     /// Like [`serve_http`](Self::serve_http) on a bound listener, shutting down when `shutdown`
     /// resolves.
+    ///
+    /// Connections are bounded ([`HttpOptions::max_connections`]; more wait in the backlog),
+    /// and so is the time a client may take to send its headers
+    /// ([`HttpOptions::header_read_timeout`], also the idle keep-alive time) and its body
+    /// ([`HttpOptions::body_read_timeout`]).
     pub async fn serve_http_on(
         &self,
         listener: tokio::net::TcpListener,
         options: HttpOptions,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        if let Ok(addr) = listener.local_addr()
+            && !addr.ip().is_loopback()
+        {
+            tracing::warn!(
+                %addr,
+                "serving MCP over HTTP on a non-loopback address without authorization: anyone who can \
+                 reach it can call every tool. Serve it on 127.0.0.1 behind a proxy that authenticates \
+                 clients (see SECURITY.md)"
+            );
+        }
         let token = CancellationToken::new();
+        let connections = Arc::new(Semaphore::new(options.max_connections));
+        let header_read_timeout = options.header_read_timeout;
         let app = self.http_router_with_shutdown(options, token.clone());
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder.http1().timer(TokioTimer::new()).header_read_timeout(Some(header_read_timeout));
+        builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(header_read_timeout));
+        let graceful = GracefulShutdown::new();
+        tokio::pin!(shutdown);
+        loop {
+            // A place for the connection first: past the limit, clients wait in the backlog.
+            let permit = tokio::select! {
+                permit = connections.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+                _ = &mut shutdown => break,
+            };
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait, then accept again.
+                        tracing::warn!(error = %e, "accepting a connection failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+                _ = &mut shutdown => break,
+            };
+            let app = app.clone();
+            let service =
+                hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(ConnectInfo(peer));
+                    let mut app = app.clone();
+                    async move { app.call(request.map(axum::body::Body::new)).await }
+                });
+            let connection =
+                builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, %peer, "connection ended with an error");
+                }
+                drop(permit);
+            });
+        }
+        tracing::info!("shutting down: no new connections; finishing running calls");
+        // Let running requests finish, then end the streams that never would.
         let grace = self.shared.shutdown_timeout;
         let stop = token.clone();
-        let serve = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                tracing::info!("shutting down: no new connections; finishing running calls");
-                // Let running requests finish, then end the streams that never would.
-                let stop = stop.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(grace).await;
-                    stop.cancel();
-                });
-            });
-        serve.await
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            stop.cancel();
+        });
+        if tokio::time::timeout(grace * 2, graceful.shutdown()).await.is_err() {
+            tracing::warn!("connections still open after the shutdown timeout; closing them");
+        }
+        Ok(())
     }
 }
 
+/// CORS for browser pages of allowed origins: preflights answered, the session header exposed.
+fn cors_layer(state: Arc<HttpState>) -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            origin.to_str().is_ok_and(|o| state.options.origin_allowed(o))
+        }))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        // The 2026-07-28 transport's `Mcp-Param-*` headers are named by the tools: whatever a
+        // page of an allowed origin asks for is allowed.
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers([HeaderName::from_static("mcp-session-id")])
+        .max_age(std::time::Duration::from_secs(600))
+}
+
 async fn endpoint(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    state.start_sweeper();
     let headers = request.headers();
     // DNS-rebinding protection: the Host (and a browser's Origin) must be allowed.
     if !state.options.any_host {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+        // HTTP/1 names the host in `Host`, HTTP/2 in the `:authority` of the URI.
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let host = host.or_else(|| request.uri().authority().map(|a| a.as_str())).unwrap_or_default();
         if !state.options.host_allowed(host) {
             return plain(StatusCode::FORBIDDEN, "Forbidden: this Host is not allowed");
         }
     }
-    // A browser page of an allowed origin may call the endpoint (CORS): preflights are
-    // answered and every response names the origin and exposes the session header.
-    let cors_origin = match headers.get(header::ORIGIN) {
-        Some(origin) if origin.to_str().is_ok_and(|o| state.options.origin_allowed(o)) => {
-            Some(origin.clone())
-        }
-        Some(_) => return plain(StatusCode::FORBIDDEN, "Forbidden: this Origin is not allowed"),
-        None => None,
-    };
-    let mut response = route(state, request).await;
-    if let Some(origin) = cors_origin {
-        let h = response.headers_mut();
-        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("mcp-session-id"));
-        h.append(header::VARY, HeaderValue::from_static("origin"));
+    // A browser page may call the endpoint only from an allowed origin (the CORS layer
+    // answers preflights and adds the headers).
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && !origin.to_str().is_ok_and(|o| state.options.origin_allowed(o))
+    {
+        return plain(StatusCode::FORBIDDEN, "Forbidden: this Origin is not allowed");
     }
-    response
+    route(state, request).await
 }
 
 async fn route(state: Arc<HttpState>, request: Request) -> Response {
@@ -145,18 +232,6 @@ async fn route(state: Arc<HttpState>, request: Request) -> Response {
         return response;
     }
     match *request.method() {
-        Method::OPTIONS => {
-            let mut response = StatusCode::NO_CONTENT.into_response();
-            let h = response.headers_mut();
-            h.insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
-            h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, DELETE"));
-            h.insert(
-                header::ACCESS_CONTROL_ALLOW_HEADERS,
-                HeaderValue::from_static("content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id"),
-            );
-            h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
-            response
-        }
         Method::POST => post::post(state, request).await,
         Method::GET => sessions::get(state, request),
         Method::DELETE => sessions::delete(state, request.headers()),
@@ -168,5 +243,69 @@ async fn route(state: Arc<HttpState>, request: Request) -> Response {
                 .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
             response
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use serde_json::{Value, json};
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    fn post(body: &Value, session: Option<&str>) -> Request {
+        let mut request = axum::http::Request::post("/mcp")
+            .header(header::HOST, "localhost")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header(header::CONTENT_TYPE, "application/json");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+        }
+        request.body(Body::from(body.to_string())).unwrap()
+    }
+
+    fn initialize(capabilities: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}})
+    }
+
+    #[tokio::test]
+    async fn resumable_notifications_and_responses_leave_no_replay_stream() {
+        let server = Server::builder().build().unwrap();
+        let options = HttpOptions::new().resumable(std::time::Duration::from_millis(100));
+        let state = server.http_state(options, CancellationToken::new());
+        let app = router(state.clone());
+        let response = app.clone().oneshot(post(&initialize(json!({})), None)).await.unwrap();
+        let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        for i in 0..100 {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": i, "progress": 1}});
+            let answer = json!({"jsonrpc": "2.0", "id": i, "result": {}});
+            let invalid = json!({"jsonrpc": "2.0", "id": i});
+            for message in [note, answer, invalid] {
+                let _ = app.clone().oneshot(post(&message, Some(&session))).await.unwrap();
+            }
+        }
+        assert_eq!(state.session(&session).unwrap().hub.len(), 0, "no stream was kept");
+    }
+
+    #[tokio::test]
+    async fn a_failed_initialize_leaves_nothing_running() {
+        let server =
+            Server::builder().limits(crate::Limits::new().max_capabilities_size(16)).build().unwrap();
+        let state = server.http_state(HttpOptions::new(), CancellationToken::new());
+        let app = router(state.clone());
+        let listening = server.shared.events.receiver_count();
+        for _ in 0..50 {
+            let failed = initialize(json!({"experimental": {"padding": "more than sixteen bytes"}}));
+            let response = app.clone().oneshot(post(&failed, None)).await.unwrap();
+            assert!(response.headers().get("mcp-session-id").is_none());
+        }
+        tokio::task::yield_now().await;
+        assert_eq!(server.shared.events.receiver_count(), listening, "no event forwarding was started");
+        assert!(state.sessions.lock().unwrap().is_empty());
+        let response = app.clone().oneshot(post(&initialize(json!({})), None)).await.unwrap();
+        assert!(response.headers().get("mcp-session-id").is_some());
+        assert_eq!(server.shared.events.receiver_count(), listening + 1, "a session forwards events");
     }
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// Options of the HTTP transport. The defaults are safe for a local server: loopback hosts
-/// only, sessions on, a 16 MiB body limit.
+/// only, sessions on, a 4 MiB body limit.
 ///
 /// ```
 /// use mcp_tools::HttpOptions;
@@ -26,10 +26,14 @@ pub struct HttpOptions {
     pub(super) any_host: bool,
     pub(super) max_body_bytes: Option<usize>,
     pub(super) session_idle_timeout: Duration,
+    pub(super) max_sessions: usize,
     pub(super) stateless: bool,
     pub(super) keep_alive: Option<Duration>,
     pub(super) always_sse: bool,
     pub(super) resumable: Option<Duration>,
+    pub(super) max_connections: usize,
+    pub(super) header_read_timeout: Duration,
+    pub(super) body_read_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -41,10 +45,14 @@ impl Default for HttpOptions {
             any_host: false,
             max_body_bytes: None,
             session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 1024,
             stateless: false,
             keep_alive: Some(Duration::from_secs(15)),
             always_sse: false,
             resumable: None,
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -54,14 +62,19 @@ impl HttpOptions {
     pub fn new() -> Self {
         Self::default()
     }
-    /// The endpoint's path (default `/mcp`).
+    /// The endpoint's path (default `/mcp`; a missing leading `/` is added). Letters, digits,
+    /// `-._~` and `/`-separated segments; [`Server::http_router`](crate::Server::http_router)
+    /// panics on anything else (a route pattern such as `/{id}`, a space).
     pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.path = path.into();
+        let path = path.into();
+        self.path = if path.starts_with('/') { path } else { format!("/{path}") };
         self
     }
-    /// Also accepts requests whose `Host` (and `Origin`) names this host (without port).
+    /// Also accepts requests whose `Host` names this host (any port; a port given here is
+    /// ignored).
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
-        self.allowed_hosts.push(host.into().to_ascii_lowercase());
+        let host = host.into();
+        self.allowed_hosts.push(host_of(&host).unwrap_or(host.to_ascii_lowercase()));
         self
     }
     /// Accepts any `Host` header: only behind a proxy that checks it. `Origin` is still checked.
@@ -69,20 +82,33 @@ impl HttpOptions {
         self.any_host = true;
         self
     }
-    /// Also accepts browser requests from this origin (e.g. `https://app.example.com`); its
-    /// pages get CORS answers (preflights, `Access-Control-Allow-Origin`, the session header
-    /// exposed), so a web host on another origin can call the endpoint.
+    /// Also accepts browser requests from this origin (scheme, host and port, e.g.
+    /// `https://app.example.com`; a trailing `/` is ignored); its pages get CORS answers
+    /// (preflights, `Access-Control-Allow-Origin`, the session header exposed), so a web host on
+    /// another origin can call the endpoint. Pages of loopback origins (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, …) are accepted without this, for local development.
     pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
-        self.allowed_origins.push(origin.into().to_ascii_lowercase());
+        let origin = origin.into();
+        match normalized_origin(&origin) {
+            Some(normalized) => self.allowed_origins.push(normalized),
+            None => tracing::warn!(%origin, "allow_origin: not an origin (scheme://host[:port]); ignored"),
+        }
         self
     }
-    /// The largest request body, in bytes (default: the server's message limit, 16 MiB);
+    /// The largest request body, in bytes (default: the server's message limit, 4 MiB);
     /// larger ones get 413.
     pub fn max_body_size(mut self, bytes: usize) -> Self {
         self.max_body_bytes = Some(bytes);
         self
     }
-    /// How long an unused session is kept (default 30 minutes).
+    /// How many sessions the server keeps at most (default 1024); when a new one would be one
+    /// too many, the least recently used is ended.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+    /// How long an unused session is kept (default 30 minutes; a session running a request or
+    /// holding its stream open is in use).
     pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
         self.session_idle_timeout = timeout;
         self
@@ -111,33 +137,117 @@ impl HttpOptions {
         self.resumable = Some(retry);
         self
     }
+    /// How many connections [`Server::serve_http`](crate::Server::serve_http) serves at once
+    /// (default 1024); more wait in the listener's backlog until one closes.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections.max(1);
+        self
+    }
+    /// How long a client may take to send a request's headers, and how long an idle
+    /// keep-alive connection is kept (default 10 s): slow-header ("slowloris") clients are
+    /// dropped. Applies to [`Server::serve_http`](crate::Server::serve_http); a server you run
+    /// yourself around [`Server::http_router`](crate::Server::http_router) sets its own.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+    /// How long a client may take to send a request's body (default 30 s); a slower one gets
+    /// 408.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
     /// How often an idle SSE stream gets a keep-alive comment (default 15 s; `None`: never).
     pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.keep_alive = interval;
         self
     }
 
-    pub(super) fn host_allowed(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
-        let name = strip_port(&host);
-        self.allowed_hosts.iter().any(|h| h == name)
+    /// Whether the endpoint's path is a plain path (no route pattern, nothing to escape).
+    pub(crate) fn check_path(&self) -> Result<(), String> {
+        let path = &self.path;
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '/');
+        if let Some(bad) = path.chars().find(|c| !plain(*c)) {
+            return Err(format!(
+                "{bad:?} cannot appear in the endpoint's path: use letters, digits, `-._~` and `/`"
+            ));
+        }
+        if path.contains("//") {
+            return Err("the endpoint's path has an empty segment (`//`)".into());
+        }
+        Ok(())
     }
 
+    /// Whether a request naming this authority (its `Host`, or HTTP/2's `:authority`) is
+    /// accepted.
+    pub(super) fn host_allowed(&self, authority: &str) -> bool {
+        host_of(authority).is_some_and(|host| self.allowed_hosts.contains(&host))
+    }
+
+    /// Whether a browser page of this origin is accepted: one allowed by name (scheme, host
+    /// and port), or one on a loopback host.
     pub(super) fn origin_allowed(&self, origin: &str) -> bool {
-        let origin = origin.to_ascii_lowercase();
+        let Some(origin) = normalized_origin(origin) else { return false };
         if self.allowed_origins.contains(&origin) {
             return true;
         }
-        let authority = origin.split_once("://").map_or(origin.as_str(), |(_, rest)| rest);
-        let authority = authority.split('/').next().unwrap_or_default();
-        self.allowed_hosts.iter().any(|h| h == strip_port(authority))
+        let uri: http::Uri = origin.parse().expect("normalized origins parse");
+        uri.host().is_some_and(|h| LOOPBACK.contains(&h.to_ascii_lowercase().as_str()))
     }
 }
 
-/// `localhost:8080` → `localhost`, `[::1]:80` → `[::1]`.
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return authority.split_once(']').map_or(authority, |(h, _)| &authority[..h.len() + 1]);
+/// The loopback host names a local server answers to.
+const LOOPBACK: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
+
+/// The host of an authority (`Host` header value), lowercase, without its port.
+fn host_of(authority: &str) -> Option<String> {
+    let authority: http::uri::Authority = authority.trim().parse().ok()?;
+    Some(authority.host().to_ascii_lowercase())
+}
+
+/// An origin as `scheme://host[:port]`, lowercase, the scheme's default port left out; `None`
+/// when it is not one (`null`, a path, no scheme).
+fn normalized_origin(origin: &str) -> Option<String> {
+    let uri: http::Uri = origin.trim().trim_end_matches('/').parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let host = uri.host()?.to_ascii_lowercase();
+    if uri.path_and_query().is_some_and(|p| p.as_str() != "/" && !p.as_str().is_empty()) {
+        return None;
     }
-    authority.split(':').next().unwrap_or(authority)
+    let default = match scheme.as_str() {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    };
+    Some(match uri.port_u16().filter(|p| Some(*p) != default) {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_compared_without_their_port_and_origins_exactly() {
+        let options =
+            HttpOptions::new().allow_host("MCP.example.com:443").allow_origin("https://App.example.com/");
+        assert!(options.host_allowed("mcp.example.com"));
+        assert!(options.host_allowed("mcp.example.com:8443"));
+        assert!(options.host_allowed("[::1]:9000"));
+        assert!(!options.host_allowed("evil.example.com"));
+        assert!(!options.host_allowed("mcp.example.com.evil.net"));
+        assert!(options.origin_allowed("https://app.example.com"));
+        assert!(options.origin_allowed("https://app.example.com:443"));
+        assert!(!options.origin_allowed("http://app.example.com"), "scheme counts");
+        assert!(!options.origin_allowed("https://app.example.com:8443"), "port counts");
+        assert!(
+            !options.origin_allowed("https://mcp.example.com"),
+            "an allowed host is not an allowed origin"
+        );
+        assert!(options.origin_allowed("http://localhost:5173"));
+        assert!(options.origin_allowed("http://127.0.0.1"));
+        assert!(!options.origin_allowed("null"));
+    }
 }

@@ -12,7 +12,6 @@ use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
-use tokio::sync::mpsc;
 
 use super::sessions::{HttpSession, HttpState, named_session, unsupported_version};
 use super::sse::{Hub, call_stream, hub_events, sse_response};
@@ -21,10 +20,11 @@ use super::wire::{
     Peek, SESSION_HEADER, VERSION_HEADER, accepts, first_message, is_answer_to, plain, rpc_error_response,
 };
 use crate::context::HttpParts;
-use crate::context::peer::{CloseStream, Outbound};
+use crate::context::peer::{CloseStream, Outbound, Queue};
 use crate::dispatch::session::Session;
 use crate::dispatch::{Origin, Received};
-use crate::protocol::{INVALID_REQUEST, PARSE_ERROR, RequestId};
+use crate::protocol::jsonrpc::check_shape;
+use crate::protocol::{INVALID_REQUEST, RequestId};
 
 /// The session a message goes to, and the id to issue when `initialize` made it.
 struct Target {
@@ -50,14 +50,17 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         Ok(target) => target,
         Err(response) => return response,
     };
-    let (reply, answers) = Outbound::channel();
+    let (reply, answers) = state.server.shared.outbound();
     let http = Some(Arc::new(HttpParts {
         headers: parts.headers,
         peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
         session_id: target.session_id.clone(),
     }));
-    // Resumable mode: requests of an existing session get a numbered, replayable stream.
-    if let (Some(_), Some(id), false) = (state.options.resumable, &target.session_id, is_initialize)
+    // Resumable mode: requests (not notifications or responses, which get no stream) of an
+    // existing session get a numbered, replayable stream.
+    let is_request = peek.method.is_some() && peek.id.is_some();
+    if let (Some(_), Some(id), false, true) =
+        (state.options.resumable, &target.session_id, is_initialize, is_request)
         && let Some(http_session) = state.session(id)
     {
         return answer_resumable(&state, &target.session, http_session, &body, peek.id, reply, http, answers)
@@ -90,37 +93,35 @@ async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Res
             "Unsupported Media Type: Content-Type must be application/json",
         ));
     }
-    let body: Bytes = axum::body::to_bytes(body, state.max_body_bytes).await.map_err(|_| {
-        rpc_error_response(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            None,
-            INVALID_REQUEST,
-            format!("Payload Too Large: the body exceeds {} bytes", state.max_body_bytes),
-        )
+    let body: Bytes = axum::body::to_bytes(body, state.max_body_bytes).await.map_err(|e| {
+        let too_large = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+            .any(|e| e.is::<http_body_util::LengthLimitError>());
+        if too_large {
+            rpc_error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                None,
+                INVALID_REQUEST,
+                format!(
+                    "Payload Too Large: the body exceeds this server's limit of {} bytes",
+                    state.max_body_bytes
+                ),
+            )
+        } else {
+            tracing::debug!(error = %e, "reading a request body failed");
+            let timeout = humantime::format_duration(state.options.body_read_timeout);
+            rpc_error_response(
+                StatusCode::REQUEST_TIMEOUT,
+                None,
+                INVALID_REQUEST,
+                format!("Request Timeout: the body was not received in full within {timeout}"),
+            )
+        }
     })?;
-    let peek: Peek = match serde_json::from_slice(&body) {
-        Ok(p) => p,
-        Err(_) => match serde_json::from_slice::<serde_json::Value>(&body) {
-            Ok(serde_json::Value::Array(_)) => {
-                return Err(rpc_error_response(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    INVALID_REQUEST,
-                    "JSON-RPC batches are not supported",
-                ));
-            }
-            // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
-            Ok(_) => Peek::default(),
-            Err(_) => {
-                return Err(rpc_error_response(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    PARSE_ERROR,
-                    "Parse error: invalid JSON",
-                ));
-            }
-        },
-    };
+    if let Err(error) = check_shape(&body, state.server.shared.limits.max_json_depth) {
+        return Err(rpc_error_response(StatusCode::BAD_REQUEST, None, error.code, error.message));
+    }
+    // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
+    let peek: Peek = serde_json::from_slice(&body).unwrap_or_default();
     Ok((body, peek))
 }
 
@@ -140,8 +141,8 @@ fn find_session(state: &HttpState, headers: &HeaderMap, is_initialize: bool) -> 
     }
     if is_initialize {
         let id = uuid::Uuid::new_v4().simple().to_string();
+        // Events are forwarded once the session is registered (initialize succeeded).
         let session = Session::new(shared.clone(), None);
-        session.forward_events();
         return Ok(Target { session, session_id: Some(id.clone()), issued: Some(id) });
     }
     let (id, http_session) = named_session(state, headers)?;
@@ -157,38 +158,36 @@ async fn answer(
     received: Received,
     request_id: Option<RequestId>,
     is_initialize: bool,
-    mut answers: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut answers: Queue,
 ) -> Response {
-    let with_session = |mut response: Response| {
-        if let Some(id) = &target.issued
-            && let Ok(value) = HeaderValue::from_str(id)
-        {
-            response.headers_mut().insert(SESSION_HEADER, value);
-        }
-        response
-    };
     let first = match first_message(received, &mut answers, &state.shutdown).await {
         Ok(first) => first,
         Err(response) => return response,
     };
     if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
-        if let (Some(id), true) = (&target.issued, session_initialized(&first)) {
-            state.sessions.lock().expect("sessions lock").insert(
+        let initialized = target.issued.is_some() && session_initialized(&first);
+        let mut response =
+            (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response();
+        // Only a successful `initialize` makes a session, registered and named in the answer.
+        if let (Some(id), true) = (&target.issued, initialized)
+            && let Ok(value) = HeaderValue::from_str(id)
+        {
+            target.session.forward_events();
+            state.insert(
                 id.clone(),
                 Arc::new(HttpSession {
                     session: target.session.clone(),
                     last_seen: Mutex::new(Instant::now()),
-                    hub: Hub::default(),
+                    hub: Hub::new(state.server.shared.limits.max_queued_bytes),
                 }),
             );
+            response.headers_mut().insert(SESSION_HEADER, value);
         }
-        return with_session(
-            (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response(),
-        );
+        return response;
     }
     // Messages before the answer (progress, logs, requests to the client): stream them.
     let stream = call_stream(first, answers, request_id, state.shutdown.clone());
-    with_session(sse_response(stream, state.options.keep_alive))
+    sse_response(stream, state.options.keep_alive)
 }
 
 /// Resumable mode: the request's messages are numbered and kept in the session's hub, so a
@@ -203,7 +202,7 @@ async fn answer_resumable(
     request_id: Option<RequestId>,
     reply: Outbound,
     http: Option<Arc<HttpParts>>,
-    mut answers: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut answers: Queue,
 ) -> Response {
     let retry = state.options.resumable.unwrap_or_default();
     let (stream_id, listener) = http_session.hub.open();
@@ -213,8 +212,12 @@ async fn answer_resumable(
     let origin = Origin { reply, http, close: Some(close) };
     match session.handle_message(body, &origin) {
         Received::Request => {}
-        Received::Notification => return StatusCode::ACCEPTED.into_response(),
+        Received::Notification => {
+            http_session.hub.discard(stream_id);
+            return StatusCode::ACCEPTED.into_response();
+        }
         Received::Invalid => {
+            http_session.hub.discard(stream_id);
             drop(origin);
             let body = answers.recv().await.unwrap_or_default();
             return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body)

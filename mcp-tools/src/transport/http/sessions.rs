@@ -3,8 +3,8 @@
 //! own stream, or a resumed one) and DELETE.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -15,7 +15,6 @@ use tokio_util::sync::CancellationToken;
 use super::options::HttpOptions;
 use super::sse::{Hub, hub_events, sse_event, sse_response};
 use super::wire::{SESSION_HEADER, VERSION_HEADER, accepts, plain, rpc_error_response};
-use crate::context::peer::Outbound;
 use crate::dispatch::session::Session;
 use crate::protocol::{Era, INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::Server;
@@ -34,9 +33,37 @@ pub(super) struct HttpState {
     pub sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// Fired on shutdown: open SSE streams end so connections can close.
     pub shutdown: CancellationToken,
+    /// Whether the idle-session sweeper runs.
+    pub sweeping: Once,
 }
 
 impl HttpState {
+    /// Registers a new session; when the server holds its limit of sessions, the least recently
+    /// used one is ended to make room.
+    pub fn insert(&self, id: String, session: Arc<HttpSession>) {
+        let evicted = {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            let evicted = if sessions.len() >= self.options.max_sessions {
+                let oldest = sessions
+                    .iter()
+                    .min_by_key(|(_, s)| *s.last_seen.lock().expect("last-seen lock"))
+                    .map(|(id, _)| id.clone());
+                oldest.and_then(|id| sessions.remove(&id))
+            } else {
+                None
+            };
+            sessions.insert(id, session);
+            evicted
+        };
+        if let Some(evicted) = evicted {
+            tracing::info!(
+                limit = self.options.max_sessions,
+                "too many sessions: the least recently used one is ended"
+            );
+            evicted.session.close();
+        }
+    }
+
     /// Whether no request has a session: stateless mode, or the 2026-07-28 revision only.
     pub fn sessionless(&self) -> bool {
         self.options.stateless || self.server.shared.only_era == Some(Era::Stateless)
@@ -49,14 +76,33 @@ impl HttpState {
         Some(session)
     }
 
+    /// Starts, once, the task that ends idle sessions (it stops with the endpoint). Needs a Tokio
+    /// runtime: called when the router is built inside one, else on the first request.
+    pub fn start_sweeper(self: &Arc<Self>) {
+        self.sweeping.call_once(|| {
+            let sweeper = Arc::downgrade(self);
+            let period = (self.options.session_idle_timeout / 4).max(Duration::from_millis(50));
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(period).await;
+                    let Some(state) = sweeper.upgrade() else { return };
+                    state.expire_idle();
+                }
+            });
+        });
+    }
+
     /// Ends the sessions unused for longer than the idle timeout.
     pub fn expire_idle(&self) {
         let timeout = self.options.session_idle_timeout;
         let expired: Vec<Arc<HttpSession>> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
+            // A session running a request or holding a stream open is not idle.
             let stale: Vec<String> = sessions
                 .iter()
-                .filter(|(_, s)| s.last_seen.lock().expect("last-seen lock").elapsed() > timeout)
+                .filter(|(_, s)| {
+                    s.last_seen.lock().expect("last-seen lock").elapsed() > timeout && !s.session.is_busy()
+                })
                 .map(|(id, _)| id.clone())
                 .collect();
             stale.iter().filter_map(|id| sessions.remove(id)).collect()
@@ -148,7 +194,7 @@ pub(super) fn get(state: Arc<HttpState>, request: Request) -> Response {
     if http_session.session.has_standalone() {
         return plain(StatusCode::CONFLICT, "Conflict: this session already has a GET stream open");
     }
-    let (out, queue) = Outbound::channel();
+    let (out, queue) = state.server.shared.outbound();
     http_session.session.set_standalone(Some(out));
     let shutdown = state.shutdown.clone();
     let stream = futures_util::stream::unfold((queue, shutdown), |(mut queue, shutdown)| async move {

@@ -15,89 +15,151 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::wire::is_answer_to;
+use crate::context::peer::Queue;
 use crate::protocol::RequestId;
 
 /// Events kept per stream for replay.
 const EVENTS_PER_STREAM: usize = 1024;
 /// Finished streams kept for replay per session.
 const FINISHED_STREAMS: usize = 64;
+/// Events a connection may fall behind before it is closed (the client resumes from the
+/// replay buffer with `Last-Event-ID`).
+const LISTENER_BACKLOG: usize = 256;
+
+/// A numbered event of a stream.
+pub(super) type Event = (u64, Arc<str>);
+type Listener = mpsc::Sender<Event>;
+pub(super) type Live = mpsc::Receiver<Event>;
 
 /// The resumable SSE streams of one session: each request's events, numbered and kept for
-/// replay, delivered to whichever connection currently listens.
-#[derive(Default)]
+/// replay (bounded in events per stream, finished streams and bytes per session, oldest
+/// forgotten first), delivered to whichever connection currently listens.
 pub(super) struct Hub {
-    streams: Mutex<HashMap<u64, HubStream>>,
+    streams: Mutex<Streams>,
     next: AtomicU64,
+    max_bytes: usize,
+}
+
+#[derive(Default)]
+struct Streams {
+    by_id: HashMap<u64, HubStream>,
+    /// Bytes of the events kept, all streams together.
+    bytes: usize,
 }
 
 #[derive(Default)]
 struct HubStream {
     next_seq: u64,
     events: VecDeque<(u64, Arc<str>)>,
-    listener: Option<mpsc::UnboundedSender<(u64, Arc<str>)>>,
+    listener: Option<Listener>,
     finished: Option<Instant>,
 }
 
+impl Streams {
+    fn remove(&mut self, id: u64) {
+        if let Some(stream) = self.by_id.remove(&id) {
+            self.bytes -= stream.events.iter().map(|(_, e)| e.len()).sum::<usize>();
+        }
+    }
+
+    fn oldest_finished(&self) -> Option<u64> {
+        self.by_id.iter().filter_map(|(id, s)| s.finished.map(|at| (at, *id))).min().map(|(_, id)| id)
+    }
+}
+
 impl Hub {
+    /// A hub keeping at most `max_bytes` of events for replay.
+    pub fn new(max_bytes: usize) -> Self {
+        Hub { streams: Mutex::default(), next: AtomicU64::new(0), max_bytes }
+    }
+
     /// A new stream, with its first listener.
-    pub fn open(&self) -> (u64, mpsc::UnboundedReceiver<(u64, Arc<str>)>) {
+    pub fn open(&self) -> (u64, Live) {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(LISTENER_BACKLOG);
         let mut streams = self.streams.lock().expect("hub lock");
         // Forget the oldest finished streams beyond the bound.
-        let mut finished: Vec<(u64, Instant)> =
-            streams.iter().filter_map(|(id, s)| s.finished.map(|at| (*id, at))).collect();
-        if finished.len() > FINISHED_STREAMS {
-            finished.sort_by_key(|(_, at)| *at);
-            for (old, _) in &finished[..finished.len() - FINISHED_STREAMS] {
-                streams.remove(old);
-            }
+        while streams.by_id.values().filter(|s| s.finished.is_some()).count() > FINISHED_STREAMS {
+            let Some(old) = streams.oldest_finished() else { break };
+            streams.remove(old);
         }
-        streams.insert(id, HubStream { next_seq: 1, listener: Some(tx), ..HubStream::default() });
+        streams.by_id.insert(id, HubStream { next_seq: 1, listener: Some(tx), ..HubStream::default() });
         (id, rx)
     }
 
     pub fn push(&self, id: u64, data: Arc<str>) {
-        let mut streams = self.streams.lock().expect("hub lock");
-        let Some(stream) = streams.get_mut(&id) else { return };
+        let mut guard = self.streams.lock().expect("hub lock");
+        let streams = &mut *guard;
+        let Some(stream) = streams.by_id.get_mut(&id) else { return };
         let seq = stream.next_seq;
         stream.next_seq += 1;
-        if stream.events.len() == EVENTS_PER_STREAM {
-            stream.events.pop_front();
-        }
-        stream.events.push_back((seq, data.clone()));
-        if let Some(listener) = &stream.listener
-            && listener.send((seq, data)).is_err()
+        if stream.events.len() == EVENTS_PER_STREAM
+            && let Some((_, old)) = stream.events.pop_front()
         {
-            stream.listener = None;
+            streams.bytes -= old.len();
+        }
+        streams.bytes += data.len();
+        stream.events.push_back((seq, data.clone()));
+        if let Some(listener) = &stream.listener {
+            match listener.try_send((seq, data)) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::debug!(
+                        stream = id,
+                        "a resumable stream's client fell behind: closing its connection"
+                    );
+                    stream.listener = None;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => stream.listener = None,
+            }
+        }
+        // Over the byte budget: forget finished streams first, then this stream's oldest events.
+        while streams.bytes > self.max_bytes {
+            if let Some(old) = streams.oldest_finished() {
+                streams.remove(old);
+                continue;
+            }
+            let Some(stream) = streams.by_id.get_mut(&id) else { break };
+            if stream.events.len() <= 1 {
+                break;
+            }
+            if let Some((_, old)) = stream.events.pop_front() {
+                streams.bytes -= old.len();
+            }
         }
     }
 
     /// The stream's request is answered: its listener ends after the last event.
     pub fn finish(&self, id: u64) {
-        if let Some(stream) = self.streams.lock().expect("hub lock").get_mut(&id) {
+        if let Some(stream) = self.streams.lock().expect("hub lock").by_id.get_mut(&id) {
             stream.finished = Some(Instant::now());
             stream.listener = None;
         }
     }
 
+    /// How many streams are kept.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.streams.lock().expect("hub lock").by_id.len()
+    }
+
+    /// Forgets a stream that never carried anything (its message turned out not to be a request).
+    pub fn discard(&self, id: u64) {
+        self.streams.lock().expect("hub lock").remove(id);
+    }
+
     /// Ends the current connection of a stream; the events keep being recorded.
     pub fn disconnect(&self, id: u64) -> bool {
-        self.streams.lock().expect("hub lock").get_mut(&id).is_some_and(|s| s.listener.take().is_some())
+        self.streams.lock().expect("hub lock").by_id.get_mut(&id).is_some_and(|s| s.listener.take().is_some())
     }
 
     /// Events after `after`, and a listener for what follows if the stream is still running.
-    #[allow(clippy::type_complexity)]
-    pub fn resume(
-        &self,
-        id: u64,
-        after: u64,
-    ) -> Option<(Vec<(u64, Arc<str>)>, Option<mpsc::UnboundedReceiver<(u64, Arc<str>)>>)> {
+    pub fn resume(&self, id: u64, after: u64) -> Option<(Vec<Event>, Option<Live>)> {
         let mut streams = self.streams.lock().expect("hub lock");
-        let stream = streams.get_mut(&id)?;
+        let stream = streams.by_id.get_mut(&id)?;
         let missed = stream.events.iter().filter(|(seq, _)| *seq > after).cloned().collect();
         let live = stream.finished.is_none().then(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(LISTENER_BACKLOG);
             stream.listener = Some(tx);
             rx
         });
@@ -108,7 +170,7 @@ impl Hub {
 /// The SSE events of one POSTed request: `first`, then what follows, ending after its answer.
 pub(super) fn call_stream(
     first: Vec<u8>,
-    answers: mpsc::UnboundedReceiver<Vec<u8>>,
+    answers: Queue,
     request_id: Option<RequestId>,
     shutdown: CancellationToken,
 ) -> impl Stream<Item = Bytes> {
@@ -136,7 +198,7 @@ pub(super) fn call_stream(
 pub(super) fn hub_events(
     stream_id: u64,
     missed: Vec<(u64, Arc<str>)>,
-    live: Option<mpsc::UnboundedReceiver<(u64, Arc<str>)>>,
+    live: Option<Live>,
     shutdown: CancellationToken,
 ) -> impl Stream<Item = Bytes> + Send + 'static {
     let event =
@@ -193,4 +255,36 @@ pub(super) fn sse_response(
         .header(header::CACHE_CONTROL, "no-cache")
         .body(body)
         .expect("a valid response")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn replay_is_bounded_in_bytes_and_a_slow_listener_is_disconnected() {
+        let hub = Hub::new(10_000);
+        let (finished, _) = hub.open();
+        hub.push(finished, Arc::from("f".repeat(3_000)));
+        hub.finish(finished);
+        let (id, mut live) = hub.open();
+        for _ in 0..100 {
+            hub.push(id, Arc::from("e".repeat(1_000)));
+        }
+        let kept = hub.streams.lock().unwrap().bytes;
+        assert!(kept <= 10_000, "{kept} bytes kept");
+        assert_eq!(hub.len(), 1, "the finished stream went first");
+        let (missed, _) = hub.resume(id, 0).unwrap();
+        assert_eq!(missed.len(), 10, "the newest events are kept");
+        assert_eq!(missed.last().unwrap().0, 100);
+        // The listener, never read, is dropped once it is a full backlog behind.
+        for _ in 0..LISTENER_BACKLOG {
+            hub.push(id, Arc::from("x"));
+        }
+        let mut received = 0;
+        while live.recv().await.is_some() {
+            received += 1;
+        }
+        assert!(received <= LISTENER_BACKLOG, "{received}");
+    }
 }

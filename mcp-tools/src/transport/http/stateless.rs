@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::context::peer::Queue;
 use axum::body::Bytes;
 use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
@@ -17,13 +18,11 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
 
 use super::sessions::HttpState;
 use super::sse::{call_stream, sse_response};
 use super::wire::{Peek, VERSION_HEADER, first_message, is_answer_to, rpc_error_response};
 use crate::context::HttpParts;
-use crate::context::peer::Outbound;
 use crate::dispatch::session::Session;
 use crate::dispatch::{Origin, Received};
 use crate::protocol::stateless::{Envelope, HEADER_MISMATCH};
@@ -78,7 +77,7 @@ pub(super) async fn post(state: &HttpState, parts: Parts, body: Bytes, peek: Pee
         return rpc_error_response(StatusCode::BAD_REQUEST, peek.id.as_ref(), HEADER_MISMATCH, message);
     }
     let session = Session::for_request(state.server.shared.clone());
-    let (reply, answers) = Outbound::channel();
+    let (reply, answers) = state.server.shared.outbound();
     let http = Some(Arc::new(HttpParts {
         headers: parts.headers,
         peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
@@ -206,7 +205,7 @@ async fn answer(
     state: &HttpState,
     received: Received,
     request_id: Option<RequestId>,
-    mut answers: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut answers: Queue,
 ) -> Response {
     let first = match first_message(received, &mut answers, &state.shutdown).await {
         Ok(first) => first,

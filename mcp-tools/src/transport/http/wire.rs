@@ -1,10 +1,10 @@
 //! What every part of the HTTP transport shares: header names, JSON-RPC error responses, the
 //! `Accept` check, and the peek at a message's method and id.
 
+use crate::context::peer::Queue;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatch::Received;
@@ -63,7 +63,7 @@ pub(super) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
 /// request was cancelled or the server shuts down first.
 pub(super) async fn first_message(
     received: Received,
-    answers: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    answers: &mut Queue,
     shutdown: &CancellationToken,
 ) -> Result<Vec<u8>, Response> {
     match received {

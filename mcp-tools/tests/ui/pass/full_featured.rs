@@ -37,6 +37,7 @@ struct Range {
     annotations(read_only, destructive = false, idempotent, open_world = false, title = "Query"),
     meta = json!({"example.com/owner": "data-team"}),
     icons = ["https://example.com/db.png"],
+    timeout = "30s",
 )]
 async fn query(
     /// The SQL text.

@@ -48,6 +48,12 @@ fn page(#[resource(rename = "book")] book_number: u32, page: u16) -> std::io::Re
     Ok(vec![ResourceContents::text(uri, None, "…")])
 }
 
+/// A file of the library's shelf, at any depth.
+#[resource(uri = "library://shelf/{+path}", mime_type = "text/plain")]
+fn shelf(path: String) -> String {
+    path
+}
+
 /// Summarise a book.
 #[prompt(title = "Summary")]
 pub async fn summarise(
@@ -110,6 +116,7 @@ fn main() {
     assert_eq!(about(), "A small library.");
     assert_eq!(cover().len(), 4);
     assert_eq!(hello(), "Hello!");
+    assert_eq!(shelf("a/b.txt".to_owned()), "a/b.txt");
     let _ = (catalog, book, page, summarise, recommendation);
     let _ = (reexported::reexported(), reexported::reexported_prompt());
 }

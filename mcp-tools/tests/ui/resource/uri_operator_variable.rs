@@ -1,7 +1,7 @@
 use mcp_tools::resource;
 
 /// A file.
-#[resource(uri = "files://{+path}")]
+#[resource(uri = "files://{#path}")]
 async fn file(path: String) -> String {
     path
 }
