@@ -47,8 +47,8 @@ fn app(options: HttpOptions) -> Router {
     Server::builder().name("http-test").build().unwrap().http_router(options)
 }
 
-fn post(body: &Value) -> axum::http::request::Builder {
-    let _ = body;
+/// A POST to the endpoint with the headers every message needs.
+fn post() -> axum::http::request::Builder {
     Request::post("/mcp")
         .header(header::HOST, "localhost:1234")
         .header(header::ACCEPT, ACCEPT_BOTH)
@@ -72,7 +72,7 @@ fn initialize_body() -> Value {
 /// Initializes a session; returns its id.
 async fn open_session(app: &Router) -> String {
     let body = initialize_body();
-    let response = send(app, post(&body).body(Body::from(body.to_string())).unwrap()).await;
+    let response = send(app, post().body(Body::from(body.to_string())).unwrap()).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
     let id = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
@@ -82,7 +82,7 @@ async fn open_session(app: &Router) -> String {
 }
 
 fn in_session(session: &str, body: &Value) -> Request<Body> {
-    post(body).header("mcp-session-id", session).body(Body::from(body.to_string())).unwrap()
+    post().header("mcp-session-id", session).body(Body::from(body.to_string())).unwrap()
 }
 
 /// The `data:` payloads of an SSE body.
@@ -94,7 +94,9 @@ fn sse_messages(text: &str) -> Vec<Value> {
 async fn a_session_is_issued_on_initialize_and_required_after() {
     let app = app(HttpOptions::new());
     let session = open_session(&app).await;
-    assert_eq!(session.len(), 32, "an unguessable id");
+    assert_eq!(session.len(), 32, "128 random bits, in hex");
+    assert!(session.chars().all(|c| c.is_ascii_hexdigit()), "{session}");
+    assert_ne!(open_session(&app).await, session, "every session gets its own id");
 
     let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let response = send(&app, in_session(&session, &note)).await;
@@ -106,7 +108,7 @@ async fn a_session_is_issued_on_initialize_and_required_after() {
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(serde_json::from_str::<Value>(&body_text(response).await).unwrap()["result"], json!({}));
 
-    let response = send(&app, post(&ping).body(Body::from(ping.to_string())).unwrap()).await;
+    let response = send(&app, post().body(Body::from(ping.to_string())).unwrap()).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST, "missing session");
     let response = send(&app, in_session("0123456789abcdef0123456789abcdef", &ping)).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND, "unknown session");
@@ -153,7 +155,7 @@ async fn the_context_sees_the_http_request() {
     let app = app(HttpOptions::new());
     let session = open_session(&app).await;
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "whoami"}});
-    let request = post(&call)
+    let request = post()
         .header("mcp-session-id", &session)
         .header("x-tenant", "acme")
         .body(Body::from(call.to_string()))
@@ -239,6 +241,15 @@ async fn bad_requests_get_the_right_status() {
                 .body(Body::from(format!("[{ping}]")))
                 .unwrap(),
             StatusCode::BAD_REQUEST,
+        ),
+        (
+            "event streams refused with q=0",
+            base()
+                .header(header::ACCEPT, "application/json, text/event-stream;q=0")
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(ping.to_string()))
+                .unwrap(),
+            StatusCode::NOT_ACCEPTABLE,
         ),
         ("PUT", base().method("PUT").body(Body::empty()).unwrap(), StatusCode::METHOD_NOT_ALLOWED),
         (
@@ -339,13 +350,13 @@ async fn the_get_stream_carries_list_changes() {
 async fn stateless_mode_needs_no_session() {
     let app = app(HttpOptions::new().stateless(true));
     let body = initialize_body();
-    let response = send(&app, post(&body).body(Body::from(body.to_string())).unwrap()).await;
+    let response = send(&app, post().body(Body::from(body.to_string())).unwrap()).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert!(response.headers().get("mcp-session-id").is_none());
 
     // A call with no session and no initialize on this "instance" is answered.
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow_count", "arguments": {"to": 1}}});
-    let response = send(&app, post(&call).body(Body::from(call.to_string())).unwrap()).await;
+    let response = send(&app, post().body(Body::from(call.to_string())).unwrap()).await;
     assert_eq!(response.status(), StatusCode::OK);
     let answer: Value = serde_json::from_str(&body_text(response).await).unwrap();
     assert_eq!(answer["result"]["content"][0]["text"], "counted to 1");
@@ -459,10 +470,8 @@ async fn browser_pages_of_allowed_origins_get_cors_answers() {
     assert!(h["access-control-allow-methods"].to_str().unwrap().contains("POST"));
 
     let body = initialize_body();
-    let request = post(&body)
-        .header(header::ORIGIN, "http://app.example.test")
-        .body(Body::from(body.to_string()))
-        .unwrap();
+    let request =
+        post().header(header::ORIGIN, "http://app.example.test").body(Body::from(body.to_string())).unwrap();
     let response = send(&app, request).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["access-control-allow-origin"], "http://app.example.test");
@@ -480,8 +489,8 @@ async fn browser_pages_of_allowed_origins_get_cors_answers() {
         "a foreign preflight is not allowed"
     );
     let foreign =
-        post(&body).header(header::ORIGIN, "http://elsewhere.example").body(Body::from(body.to_string()));
+        post().header(header::ORIGIN, "http://elsewhere.example").body(Body::from(body.to_string()));
     assert_eq!(send(&app, foreign.unwrap()).await.status(), StatusCode::FORBIDDEN);
-    let response = send(&app, post(&body).body(Body::from(body.to_string())).unwrap()).await;
+    let response = send(&app, post().body(Body::from(body.to_string())).unwrap()).await;
     assert!(response.headers().get("access-control-allow-origin").is_none());
 }

@@ -241,7 +241,9 @@ fn sigterm_lets_the_running_call_finish_then_exits() {
     let mut server = StdioServer::spawn(&example_binary("everything"), &[]);
     server.initialize();
     let id = server.send_request("tools/call", json!({"name": "test_tool_with_logging", "arguments": {}}));
-    std::thread::sleep(Duration::from_millis(20));
+    // The call is running once its first log arrives; then the signal.
+    let first = server.recv();
+    assert_eq!(first["method"], "notifications/message", "{first}");
     let status =
         std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status().unwrap();
     assert!(status.success());

@@ -76,6 +76,22 @@ async fn sleep_ms(ms: u64) -> u64 {
     ms
 }
 
+/// Closed until the test opens it.
+struct Gate(tokio::sync::Semaphore);
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate(tokio::sync::Semaphore::new(0))
+    }
+}
+
+/// Waits until the gate opens.
+#[tool]
+async fn gated(gate: State<Gate>) -> String {
+    let _permit = gate.0.0.acquire().await.expect("the gate is never closed");
+    "through".into()
+}
+
 /// Waits until cancelled; records that the handler saw the cancellation.
 #[tool]
 async fn wait_forever(ctx: Context, counter: State<Counter>) -> String {
@@ -115,7 +131,7 @@ async fn shape(round: bool) -> Shape {
 }
 
 fn builder() -> ServerBuilder {
-    Server::builder().name("calls").state(Counter::default())
+    Server::builder().name("calls").state(Counter::default()).state(Gate::default())
 }
 
 async fn client() -> TestClient {
@@ -210,15 +226,18 @@ async fn unknown_arguments_and_tools_are_reported() {
 
 #[tokio::test]
 async fn calls_run_concurrently_and_answer_as_they_finish() {
-    let c = client().await;
-    let slow = c.send_request("tools/call", json!({"name": "sleep_ms", "arguments": {"ms": 400}}));
+    let gate = std::sync::Arc::new(Gate::default());
+    let server =
+        Server::builder().name("calls").state(Counter::default()).state_arc(gate.clone()).build().unwrap();
+    let c = TestClient::connect(&server).await;
+    let blocked = c.send_request("tools/call", json!({"name": "gated", "arguments": {}}));
     let fast = c.send_request("tools/call", json!({"name": "sleep_ms", "arguments": {"ms": 1}}));
-    let started = std::time::Instant::now();
+    // The second call is answered while the first still waits at the closed gate.
     let fast_answer = c.answer(fast).await.unwrap();
     assert_eq!(fast_answer["structuredContent"]["result"], 1);
-    assert!(started.elapsed() < Duration::from_millis(350), "the fast call did not wait for the slow one");
-    let slow_answer = c.answer(slow).await.unwrap();
-    assert_eq!(slow_answer["structuredContent"]["result"], 400);
+    gate.0.add_permits(1);
+    let blocked_answer = c.answer(blocked).await.unwrap();
+    assert_eq!(blocked_answer["content"][0]["text"], "through");
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! An in-process client for tests: call a server's tools and read their results without a
-//! transport. Messages still go through the real protocol layer (encoding, lifecycle,
-//! validation, concurrency), so what passes here passes over stdio. The client speaks either
+//! transport. Messages still go through the real protocol layer (decoding, lifecycle,
+//! validation, concurrency, the server's limits), so a tool that passes here behaves the same
+//! over stdio and HTTP; only the framing (lines, HTTP bodies and their size limits) is skipped.
+//! The client speaks either
 //! era: a 2025-11-25 session ([`TestClient::connect`]) or stateless 2026-07-28 requests
 //! ([`TestClient::connect_stateless`]); a tool should behave the same in both.
 //!

@@ -154,6 +154,8 @@ struct DeferredCatalog {
     /// The indexed tools, in index order.
     docs: Vec<Arc<ToolEntry>>,
     config: Arc<DeferredTools>,
+    /// Places for searches running a model on blocking threads: one per CPU, the others wait.
+    blocking: Arc<tokio::sync::Semaphore>,
 }
 
 impl DeferredTools {
@@ -188,7 +190,9 @@ impl DeferredTools {
             })
             .collect();
         let index = SearchIndex::with_options(search_docs, &*self.ranker, self.options);
-        let catalog = Arc::new(DeferredCatalog { index, docs, config: self.clone() });
+        let cpus = std::thread::available_parallelism().map_or(2, usize::from);
+        let blocking = Arc::new(tokio::sync::Semaphore::new(cpus));
+        let catalog = Arc::new(DeferredCatalog { index, docs, config: self.clone(), blocking });
         let meta_tools = meta_entries(&catalog);
         let mut shown: Vec<Listed> = meta_tools.iter().cloned().map(Listed::plain).collect();
         shown.extend(listed);
@@ -420,12 +424,19 @@ async fn run(catalog: &Arc<DeferredCatalog>, args: MetaArgs, ctx: Context) -> To
     }
 }
 
-/// Runs `f` over the catalog on a blocking thread.
+/// Runs `f` over the catalog on a blocking thread, at most one per CPU at a time (a call
+/// cancelled meanwhile lets its running search finish, still holding its place).
 async fn off_runtime(
     catalog: Arc<DeferredCatalog>,
     f: impl FnOnce(&DeferredCatalog) -> ToolResult + Send + 'static,
 ) -> ToolResult {
-    let task = tokio::task::spawn_blocking(move || f(&catalog));
+    let Ok(place) = catalog.blocking.clone().acquire_owned().await else {
+        return ToolResult::error("the search is unavailable");
+    };
+    let task = tokio::task::spawn_blocking(move || {
+        let _place = place;
+        f(&catalog)
+    });
     task.await.unwrap_or_else(|e| ToolResult::error(format!("the search failed: {e}")))
 }
 

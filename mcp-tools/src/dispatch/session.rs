@@ -846,7 +846,6 @@ impl Session {
         let mut running = running;
         running._permit = Some(permit);
         self.tasks.spawn(async move {
-            let _running = running;
             // Cancellation wins over a result that becomes ready at the same moment (a handler
             // that returns because it saw the cancellation): the answer is suppressed.
             let result = tokio::select! {
@@ -866,7 +865,11 @@ impl Session {
             };
             // Backpressure: the answer waits for room in the client's queue (a stalled client is
             // disconnected instead).
-            if result.is_some() && !origin.reply.ready().await {
+            let deliver = result.is_some() && origin.reply.ready().await;
+            // The request is over before its answer leaves: a client that sends another (with
+            // the same id, or up to the limit) as soon as it reads the answer finds room.
+            drop(running);
+            if result.is_some() && !deliver {
                 return tracing::debug!(%id, "the client is not reading: answer dropped");
             }
             match result {

@@ -51,8 +51,13 @@ pub(super) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
     let (kind, _) = wanted.split_once('/').unwrap_or((wanted, ""));
     headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(
         |item| {
-            let media = item.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-            media == wanted || media == "*/*" || media == format!("{kind}/*")
+            let mut parts = item.split(';');
+            let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            // `q=0` means "not acceptable" (RFC 9110 §12.4.2).
+            let refused = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .any(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0));
+            !refused && (media == wanted || media == "*/*" || media == format!("{kind}/*"))
         },
     )
 }
