@@ -422,14 +422,16 @@ if [ -n "$NGINX" ] && [ -x "$NGINX" ]; then
   rm -rf "$NGX"
   mkdir -p "$NGX/tmp"
   read -r P1 P2 PN <<<"$(free_ports 3)"
-  # As in the README's "Deploying several instances": nginx lets only requests with a known bearer
-  # token through and passes the client's Host on; the instances listen on loopback and accept
-  # the public name (and loopback names, by default) and nothing else.
+  # As in the README's "Deploying several instances": the instances listen on loopback, require
+  # access tokens (here static ones, from a token file) and accept the public name (and loopback
+  # names, by default) and nothing else; nginx passes the client's Host on.
   PUBLIC_HOST=mcp.interop.test
   TOKEN="$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
-  start_server "$LOGS/quickstart-1.log" "$QUICKSTART" --http "127.0.0.1:$P1" --stateless --allow-host "$PUBLIC_HOST"
+  printf '# interop clients\n%s interop notes:read\n' "$TOKEN" >"$NGX/tokens"
+  AUTH=(--auth-audience "http://127.0.0.1:$PN/mcp" --auth-token-file "$NGX/tokens" --auth-scopes notes:read)
+  start_server "$LOGS/quickstart-1.log" "$QUICKSTART" --http "127.0.0.1:$P1" --stateless --allow-host "$PUBLIC_HOST" "${AUTH[@]}"
   PID_Q1=$LAST_PID
-  start_server "$LOGS/quickstart-2.log" "$QUICKSTART" --http "127.0.0.1:$P2" --stateless --allow-host "$PUBLIC_HOST"
+  start_server "$LOGS/quickstart-2.log" "$QUICKSTART" --http "127.0.0.1:$P2" --stateless --allow-host "$PUBLIC_HOST" "${AUTH[@]}"
   PID_Q2=$LAST_PID
   cat >"$NGX/nginx.conf" <<EOF
 # Written by scripts/interop.sh: a round-robin proxy to two stateless quickstart instances.
@@ -450,17 +452,15 @@ http {
     server 127.0.0.1:$P1;
     server 127.0.0.1:$P2;
   }
-  map_hash_bucket_size 128;
-  map \$http_authorization \$mcp_client {
-    "Bearer $TOKEN" "interop";
-    default "";
-  }
   server {
     listen 127.0.0.1:$PN;
     server_name $PUBLIC_HOST;
     access_log $NGX/access.log upstreams;
+    location /.well-known/oauth-protected-resource {
+      proxy_pass http://mcp_notes;
+      proxy_set_header Host \$host;
+    }
     location /mcp {
-      if (\$mcp_client = "") { return 401; }
       proxy_pass http://mcp_notes;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
@@ -536,10 +536,17 @@ EOF
       'code === 200 && !r.result.isError && r.result.structuredContent.total === 0'
     rpc "tools/list again" \
       '{"jsonrpc":"2.0","id":5,"method":"tools/list"}' 'code === 200 && r.result.tools.length === 3'
-    AUTH_HEADER="" rpc "a request without the bearer token is refused by the proxy (401)" \
-      '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 401'
-    AUTH_HEADER="Bearer wrong" rpc "a request with a wrong token is refused by the proxy (401)" \
-      '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 401'
+    AUTH_HEADER="" rpc "a request without a token is refused (401, challenge naming the metadata)" \
+      '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' \
+      'code === 401 && /^www-authenticate: bearer resource_metadata="http:\/\/127\.0\.0\.1:[0-9]+\/\.well-known\/oauth-protected-resource\/mcp", scope="notes:read"/m.test(h)'
+    AUTH_HEADER="Bearer wrong-token" rpc "a request with an unknown token is refused (401 invalid_token)" \
+      '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 401 && /error="invalid_token"/.test(h)'
+    meta="$(curl -s --max-time 10 -H "Host: $PUBLIC_HOST" "http://127.0.0.1:$PN/.well-known/oauth-protected-resource/mcp")"
+    if node -e 'const m = JSON.parse(process.argv[1]); process.exit(m.resource === process.argv[2] && m.scopes_supported[0] === "notes:read" ? 0 : 1)' "$meta" "http://127.0.0.1:$PN/mcp" 2>/dev/null; then
+      ok "nginx: the protected-resource metadata is served through the proxy without a token"
+    else
+      not_ok "nginx: the protected-resource metadata is served through the proxy: got ${meta:0:300}"
+    fi
     HOST_HEADER=evil.example rpc "a Host the instances do not allow is refused with 403 through the proxy" \
       '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' 'code === 403'
     get_code="$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -H "Host: $PUBLIC_HOST" \

@@ -260,3 +260,32 @@ fn sigterm_lets_the_running_call_finish_then_exits() {
     assert_eq!(answer["result"]["content"][0]["text"], "Tool with logging executed successfully");
     assert_eq!(server.wait_exit(), Some(0));
 }
+
+#[test]
+fn auth_options_are_checked_before_serving() {
+    let binary = example_binary("quickstart");
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(&binary).args(args).output().unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (code, stderr) = run(&["--http", "0", "--auth-issuer", "https://login.example.com"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--auth-audience URL is required"), "{stderr}");
+    let (code, stderr) = run(&[
+        "--http",
+        "0",
+        "--auth-audience",
+        "http://mcp.example.com/mcp",
+        "--auth-issuer",
+        "https://login.example.com",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("must be https"), "{stderr}");
+    let (code, stderr) =
+        run(&["--http", "0", "--auth-audience", "https://mcp.example.com/mcp", "--auth-token-file", "/nope"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("cannot read the token file /nope"), "{stderr}");
+    let (code, stderr) = run(&["--http", "0", "--auth-audience", "https://mcp.example.com/mcp"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("needs --auth-issuer URL or --auth-token-file FILE"), "{stderr}");
+}

@@ -78,6 +78,8 @@ pub struct ToolAttr {
     pub task: Attr<LitStr>,
     /// `timeout = "30s"`: how long a call may run, checked and converted here.
     pub timeout: Attr<std::time::Duration>,
+    /// `scopes = ["..."]`: the OAuth scopes a caller needs.
+    pub scopes: Attr<Vec<LitStr>>,
 }
 
 pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -95,6 +97,7 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         defer: Attr::none(DEFER),
         task: Attr::none(TASK),
         timeout: Attr::none(TIMEOUT),
+        scopes: Attr::none(SCOPES),
     };
     parse_args(cx, args, |meta, key| {
         let span = span_of(meta);
@@ -157,6 +160,7 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                     }
                 }
             }
+            SCOPES => set_scopes(cx, meta, &mut attr.scopes),
             TIMEOUT => {
                 if let Some(v) = str_value(cx, meta, TIMEOUT) {
                     match humantime::parse_duration(&v.value()) {
@@ -184,6 +188,7 @@ pub struct ResourceAttr {
     pub title: Attr<LitStr>,
     pub description: Attr<LitStr>,
     pub mime_type: Attr<LitStr>,
+    pub scopes: Attr<Vec<LitStr>>,
     pub krate: Attr<syn::Path>,
 }
 
@@ -195,6 +200,7 @@ pub fn parse_resource_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
         title: Attr::none(TITLE),
         description: Attr::none(DESCRIPTION),
         mime_type: Attr::none(MIME_TYPE),
+        scopes: Attr::none(SCOPES),
         krate: Attr::none(CRATE),
     };
     parse_args(cx, args, |meta, key| match key {
@@ -206,6 +212,7 @@ pub fn parse_resource_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
         TITLE => set_str(cx, meta, &mut attr.title),
         DESCRIPTION => set_str(cx, meta, &mut attr.description),
         MIME_TYPE => set_str(cx, meta, &mut attr.mime_type),
+        SCOPES => set_scopes(cx, meta, &mut attr.scopes),
         CRATE => set_crate(cx, meta, &mut attr.krate),
         _ => unknown(cx, meta, "`#[resource]` argument", RESOURCE_ARGS),
     });
@@ -217,6 +224,7 @@ pub struct PromptAttr {
     pub name: Attr<LitStr>,
     pub title: Attr<LitStr>,
     pub description: Attr<LitStr>,
+    pub scopes: Attr<Vec<LitStr>>,
     pub krate: Attr<syn::Path>,
 }
 
@@ -225,12 +233,14 @@ pub fn parse_prompt_attr(cx: &Ctxt, args: TokenStream) -> PromptAttr {
         name: Attr::none(NAME),
         title: Attr::none(TITLE),
         description: Attr::none(DESCRIPTION),
+        scopes: Attr::none(SCOPES),
         krate: Attr::none(CRATE),
     };
     parse_args(cx, args, |meta, key| match key {
         NAME => set_str(cx, meta, &mut attr.name),
         TITLE => set_str(cx, meta, &mut attr.title),
         DESCRIPTION => set_str(cx, meta, &mut attr.description),
+        SCOPES => set_scopes(cx, meta, &mut attr.scopes),
         CRATE => set_crate(cx, meta, &mut attr.krate),
         _ => unknown(cx, meta, "`#[prompt]` argument", PROMPT_ARGS),
     });
@@ -380,6 +390,33 @@ fn set_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, attr: &mut Attr<LitStr>) {
     let span = span_of(meta);
     if let Some(s) = str_value(cx, meta, attr.name) {
         attr.set(cx, span, s);
+    }
+}
+
+/// `scopes = ["a", "b:c"]`: each an OAuth scope token (RFC 6749 §3.3: printable ASCII other
+/// than space, `"` and `\`), at least one.
+fn set_scopes(cx: &Ctxt, meta: &ParseNestedMeta<'_>, attr: &mut Attr<Vec<LitStr>>) {
+    let span = span_of(meta);
+    let Some(scopes) = str_list(cx, meta, SCOPES) else { return };
+    let mut valid = true;
+    for scope in &scopes {
+        let value = scope.value();
+        let token = |c: char| c.is_ascii_graphic() && c != '"' && c != '\\';
+        if value.is_empty() || !value.chars().all(token) {
+            cx.error_spanned_by(
+                scope,
+                format!("{value:?} is not an OAuth scope: use printable ASCII without spaces, `\"` or `\\` (e.g. \"notes:write\")"),
+            );
+            valid = false;
+        }
+    }
+    if scopes.is_empty() {
+        cx.error_at(
+            span,
+            "`scopes` lists at least one scope: `scopes = [\"notes:write\"]`; leave it out for none",
+        );
+    } else if valid {
+        attr.set(cx, span, scopes);
     }
 }
 

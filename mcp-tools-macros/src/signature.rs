@@ -114,7 +114,7 @@ pub fn model(cx: &Ctxt, kind: Kind, item: &mut ItemFn) -> Signature {
         let set = [(DEFAULT, param_attr.default.span()), (RENAME, param_attr.rename.span())];
         let set = set.into_iter().filter_map(|(key, span)| Some((key, span?)));
         let param_kind = match segment_name.as_deref() {
-            Some(context @ ("Context" | "State")) => {
+            Some(context @ ("Context" | "State" | "Auth")) => {
                 for (key, span) in set {
                     cx.error_at(span, format!("`{key}` applies to arguments; a `{context}` parameter is filled from the call's context: remove it"));
                 }

@@ -13,16 +13,31 @@ pub const WIDGET: &str = "widget";
 pub const DEFER: &str = "defer";
 pub const TASK: &str = "task";
 pub const TIMEOUT: &str = "timeout";
+pub const SCOPES: &str = "scopes";
 pub const URI: &str = "uri";
 pub const MIME_TYPE: &str = "mime_type";
 
-pub const TOOL_ARGS: &[&str] =
-    &[NAME, TITLE, DESCRIPTION, SUMMARY, TAGS, ANNOTATIONS, META, ICONS, DEFER, TASK, TIMEOUT, CRATE, WIDGET];
+pub const TOOL_ARGS: &[&str] = &[
+    NAME,
+    TITLE,
+    DESCRIPTION,
+    SUMMARY,
+    TAGS,
+    ANNOTATIONS,
+    META,
+    ICONS,
+    DEFER,
+    TASK,
+    TIMEOUT,
+    SCOPES,
+    CRATE,
+    WIDGET,
+];
 
 /// The values of `task = "..."`.
 pub const TASK_VALUES: &[&str] = &["optional", "required"];
-pub const RESOURCE_ARGS: &[&str] = &[URI, NAME, TITLE, DESCRIPTION, MIME_TYPE, CRATE];
-pub const PROMPT_ARGS: &[&str] = &[NAME, TITLE, DESCRIPTION, CRATE];
+pub const RESOURCE_ARGS: &[&str] = &[URI, NAME, TITLE, DESCRIPTION, MIME_TYPE, SCOPES, CRATE];
+pub const PROMPT_ARGS: &[&str] = &[NAME, TITLE, DESCRIPTION, SCOPES, CRATE];
 
 pub const READ_ONLY: &str = "read_only";
 pub const DESTRUCTIVE: &str = "destructive";

@@ -28,6 +28,11 @@ USAGE:
           --allow-any-host     accept any Host (only behind a proxy that checks it)
           --allow-origin URL   also accept browser requests from this origin
           --path PATH          the endpoint's path (default /mcp)
+          --auth-audience URL  require OAuth access tokens issued for this resource (the
+                               server's canonical URI, e.g. https://mcp.example.com/mcp), with:
+          --auth-issuer URL      JWTs of this issuer (keys found through its metadata), or
+          --auth-token-file F    static tokens, one a line: TOKEN SUBJECT [SCOPE ...]
+          --auth-scopes A,B    scopes every request needs (feature `auth`)
     {bin} --help | --version
 
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
@@ -217,9 +222,24 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
             }
         },
     };
+    let mut auth = AuthFlags::default();
     while let Some((flag, tail)) = rest.split_first() {
         rest = tail;
         match *flag {
+            "--auth-audience" | "--auth-issuer" | "--auth-token-file" | "--auth-scopes" => {
+                let Some((value, tail)) = rest.split_first() else {
+                    eprintln!("error: {flag} needs a value");
+                    return ExitCode::from(2);
+                };
+                rest = tail;
+                let slot = match *flag {
+                    "--auth-audience" => &mut auth.audience,
+                    "--auth-issuer" => &mut auth.issuer,
+                    "--auth-token-file" => &mut auth.token_file,
+                    _ => &mut auth.scopes,
+                };
+                *slot = Some((*value).to_owned());
+            }
             "--stateless" => options = options.stateless(true),
             "--sse" => options = options.always_sse(true),
             "--resumable" => options = options.resumable(std::time::Duration::from_secs(1)),
@@ -249,11 +269,73 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
             }
         }
     }
+    let options = match auth.apply(options) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
     match server.serve_http(addr, options).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: cannot serve HTTP on {addr}: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// The `--auth-*` options of `--http`.
+#[cfg(feature = "http")]
+#[derive(Default)]
+struct AuthFlags {
+    audience: Option<String>,
+    issuer: Option<String>,
+    token_file: Option<String>,
+    scopes: Option<String>,
+}
+
+#[cfg(feature = "http")]
+impl AuthFlags {
+    fn apply(
+        self,
+        options: crate::transport::http::options::HttpOptions,
+    ) -> Result<crate::transport::http::options::HttpOptions, String> {
+        let any = self.audience.is_some()
+            || self.issuer.is_some()
+            || self.token_file.is_some()
+            || self.scopes.is_some();
+        if !any {
+            return Ok(options);
+        }
+        #[cfg(not(feature = "auth"))]
+        {
+            let _ = options;
+            Err("the --auth-* options need the `auth` feature of mcp-tools".to_owned())
+        }
+        #[cfg(feature = "auth")]
+        {
+            use crate::auth::{Authorization, StaticTokens};
+            let Some(audience) = &self.audience else {
+                return Err("--auth-audience URL is required with the other --auth-* options: the server's canonical URI, which tokens must be issued for".to_owned());
+            };
+            let authorization = match (&self.issuer, &self.token_file) {
+                (Some(issuer), None) => Authorization::jwt(issuer, audience),
+                (None, Some(file)) => StaticTokens::from_file(std::path::Path::new(file))
+                    .and_then(|tokens| Authorization::new(audience, tokens)),
+                (Some(_), Some(_)) => {
+                    return Err("give either --auth-issuer or --auth-token-file, not both".to_owned());
+                }
+                (None, None) => {
+                    return Err(
+                        "--auth-audience needs --auth-issuer URL or --auth-token-file FILE".to_owned()
+                    );
+                }
+            }
+            .map_err(|e| e.to_string())?;
+            let scopes: Vec<&str> =
+                self.scopes.as_deref().unwrap_or_default().split(',').filter(|s| !s.is_empty()).collect();
+            Ok(options.authorization(authorization.require_scopes(scopes)))
         }
     }
 }

@@ -53,6 +53,7 @@
 /// | `defer = false` | When the server defers its catalog ([`ServerBuilder::defer_tools`](crate::ServerBuilder::defer_tools)), keep this tool listed (marked `_meta["anthropic/alwaysLoad"]`) instead of only searchable. `defer` alone means `true`, the default. |
 /// | `task = "optional"` or `task = "required"` | The tool may (`optional`) or must (`required`) run as a task for 2026-07-28 clients that declare the tasks extension: see [`TaskSupport`](crate::TaskSupport). Default: never a task. |
 /// | `timeout = "30s"` | How long a call may run (a [humantime](https://docs.rs/humantime) duration: `"500ms"`, `"2m"`…; checked at compile time). After that the handler's future is dropped, its [`Context`](crate::Context) cancellation fires, and the model gets an `isError` result saying the tool timed out. Default: the server's [`Limits::request_timeout`](crate::Limits::request_timeout), if any. |
+/// | `scopes = ["notes:write", ...]` | OAuth scopes a caller needs, enforced over HTTP with authorization (feature `auth`, `HttpOptions::authorization`): a caller whose token lacks them does not see the tool (on `tools/list` nor in deferred search) and calling it is answered 403 with the step-up challenge naming them. Over stdio (the process owner) and HTTP without authorization they are not enforced. Checked at compile time: scope tokens without spaces, `"` or `\`. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 /// | `widget = "name"` or `widget(name = "..", html = "..", invoking = "..", invoked = "..", accessible = bool, visibility = ["model", "app"], csp(connect = [..], resources = [..]), prefers_border = bool)` | Links the tool to an MCP Apps view. The HTML file (default `widgets/{name}.html`, relative to the crate root) is embedded at compile time; a missing file is a compile error at the attribute. The view is served as `ui://widget/{name}.html` (`text/html;profile=mcp-app`, plus a `text/html+skybridge` twin), and the tool's `_meta` gets `ui.resourceUri` (and `ui.visibility`), `ui/resourceUri` and the `openai/*` keys, merged under your own `meta` keys. `visibility = ["app"]` makes a tool only the view calls: hidden from the model and from deferred search. Return a [`Widget`](crate::Widget) (props for the view, text for the model; an empty text becomes `Displaying {name}`). |
 ///
@@ -69,7 +70,8 @@
 /// * **A context parameter**, recognised by its type's name: [`Context`](crate::Context) (progress,
 ///   logging, cancellation, client info) or [`State<T>`](crate::State) (shared state registered
 ///   with [`ServerBuilder::state`](crate::ServerBuilder::state); a missing registration is a start-up
-///   error naming the tool). Not part of the schema.
+///   error naming the tool) or [`Auth`](crate::Auth) (the caller's verified identity, over HTTP
+///   with authorization). Not part of the schema.
 /// * **`Args<T>`**: one parameter whose struct is the whole argument object (its fields are the
 ///   properties; use serde and schemars attributes on them). It cannot be combined with other
 ///   arguments.
@@ -202,6 +204,7 @@ pub mod tool_attribute {}
 /// | `title = "..."` | Display title. |
 /// | `description = "..."` | Default: the function's doc comment, paragraphs kept. Optional for resources. |
 /// | `mime_type = "..."` | The MIME type (`type/subtype`), listed and set on the contents returned as `String` or `Vec<u8>`. |
+/// | `scopes = ["...", ...]` | OAuth scopes a caller needs (see `#[tool]`): without them the resource is not listed and reading it is answered with the 403 step-up. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 ///
 /// ## Parameters
@@ -211,8 +214,9 @@ pub mod tool_attribute {}
 ///   The type is `String` or any `T: FromStr`: a value that does not parse answers `resources/read`
 ///   with a JSON-RPC "invalid params" error naming the variable and the value. A variable matches
 ///   one or more characters other than `/` (the last one, anything to the end).
-/// * **A context parameter**, as in `#[tool]`: [`Context`](crate::Context) or
-///   [`State<T>`](crate::State) (a missing registration is a start-up error naming the resource).
+/// * **A context parameter**, as in `#[tool]`: [`Context`](crate::Context),
+///   [`State<T>`](crate::State) (a missing registration is a start-up error naming the resource)
+///   or [`Auth`](crate::Auth).
 ///
 /// A fixed resource (no variables) takes context parameters only.
 ///
@@ -305,6 +309,7 @@ pub mod resource_attribute {}
 /// | `name = "..."` | The prompt's name (default: the function's name, without `r#`). |
 /// | `title = "..."` | Display title. |
 /// | `description = "..."` | Default: the function's doc comment, paragraphs kept. A prompt with neither is a compile error: clients require one. |
+/// | `scopes = ["...", ...]` | OAuth scopes a caller needs (see `#[tool]`): without them the prompt is not listed and getting it is answered with the 403 step-up. |
 /// | `crate = "path"` | Where `mcp_tools` is, for crates that re-export it (default `::mcp_tools`). |
 ///
 /// ## Parameters
@@ -315,8 +320,8 @@ pub mod resource_attribute {}
 ///   any other `T: FromStr` (or `Option<T>`) is parsed from the text; a value that does not parse
 ///   answers `prompts/get` with a JSON-RPC "invalid params" error naming the argument and the
 ///   value. `prompts/get` without a required argument is refused before the function runs.
-/// * **A context parameter**, as in `#[tool]`: [`Context`](crate::Context) or
-///   [`State<T>`](crate::State).
+/// * **A context parameter**, as in `#[tool]`: [`Context`](crate::Context),
+///   [`State<T>`](crate::State) or [`Auth`](crate::Auth).
 ///
 /// ## Return types
 ///

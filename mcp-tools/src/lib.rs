@@ -48,6 +48,8 @@
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+#[cfg(feature = "auth")]
+pub mod auth;
 mod cli;
 mod context;
 pub mod deferred;
@@ -59,6 +61,7 @@ mod server;
 pub mod testing;
 mod transport;
 
+pub use context::auth::{Auth, AuthInfo};
 pub use context::link::ClientError;
 pub use context::{Context, FromContext, HttpParts, State};
 pub use model::apps::{APP_MIME_TYPE, AppView, SKYBRIDGE_MIME_TYPE, Widget};

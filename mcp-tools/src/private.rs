@@ -41,6 +41,8 @@ pub struct ToolRegistration {
     pub description: &'static str,
     pub summary: Option<&'static str>,
     pub tags: &'static [&'static str],
+    /// `scopes = [...]`: the OAuth scopes a caller needs (enforced over HTTP with authorization).
+    pub scopes: &'static [&'static str],
     pub annotations: StaticAnnotations,
     pub icons: &'static [&'static str],
     /// `defer = ...`: `Some(false)` keeps the tool listed when the catalog is deferred.
@@ -111,6 +113,8 @@ pub struct ResourceRegistration {
     pub title: Option<&'static str>,
     pub description: Option<&'static str>,
     pub mime_type: Option<&'static str>,
+    /// `scopes = [...]`: the OAuth scopes a caller needs.
+    pub scopes: &'static [&'static str],
     pub handler: ResourceFn,
     pub required_state: &'static [StateRequirement],
     pub file: &'static str,
@@ -129,6 +133,8 @@ pub struct PromptRegistration {
     pub title: Option<&'static str>,
     pub description: &'static str,
     pub arguments: &'static [StaticPromptArgument],
+    /// `scopes = [...]`: the OAuth scopes a caller needs.
+    pub scopes: &'static [&'static str],
     pub handler: PromptFn,
     pub required_state: &'static [StateRequirement],
     pub file: &'static str,

@@ -564,7 +564,7 @@ impl Server {
         let registry = self.shared.registry.load();
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
-        while let Some(page) = registry.page(cursor.as_deref(), Era::Handshake) {
+        while let Some(page) = registry.page(cursor.as_deref(), Era::Handshake, None) {
             let mut page: Value = serde_json::from_str(page.get()).expect("pages are JSON");
             if let Some(Value::Array(listed)) = page.get_mut("tools").map(Value::take) {
                 tools.extend(listed);

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("registry", 4),
     ("dispatch", 5),
     ("deferred", 6),
+    ("auth", 6),
     ("server", 7),
     ("transport", 8),
     ("testing", 9),

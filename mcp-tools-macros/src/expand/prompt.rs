@@ -69,7 +69,9 @@ pub fn expand(
         finish,
     );
     let title = opt(attr.title.get());
+    let scopes = attr.scopes.get().cloned().unwrap_or_default();
     let fields = quote! {
+        scopes: &[#(#scopes),*],
         name: #name,
         title: #title,
         description: #description,

@@ -54,7 +54,9 @@ pub fn expand(
         finish,
     );
     let (title, description) = (opt(attr.title.get()), opt(description));
+    let scopes = attr.scopes.get().cloned().unwrap_or_default();
     let fields = quote! {
+        scopes: &[#(#scopes),*],
         uri: #uri,
         name: #name,
         title: #title,

@@ -161,6 +161,7 @@ pub fn expand(
     let title = opt(attr.title.get());
     let summary = opt(attr.summary.get());
     let tags = attr.tags.get().cloned().unwrap_or_default();
+    let scopes = attr.scopes.get().cloned().unwrap_or_default();
     let icons = attr.icons.get().cloned().unwrap_or_default();
     let defer = opt(attr.defer.get());
     let task = match attr.task.get().map(LitStr::value).as_deref() {
@@ -254,6 +255,7 @@ pub fn expand(
         description: #description,
         summary: #summary,
         tags: &[#(#tags),*],
+        scopes: &[#(#scopes),*],
         annotations: #annotations,
         icons: &[#(#icons),*],
         defer: #defer,

@@ -11,8 +11,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+pub(crate) mod auth;
 pub(crate) mod link;
 pub(crate) mod peer;
+
+use auth::{Auth, AuthInfo};
 
 use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::messages::{LogLevel, ProgressToken};
@@ -49,6 +52,8 @@ pub struct HttpParts {
     pub peer_addr: Option<std::net::SocketAddr>,
     /// The MCP session id (`Mcp-Session-Id`), absent in stateless mode.
     pub session_id: Option<String>,
+    /// The caller's verified identity, when the endpoint requires authorization.
+    pub auth: Option<Arc<AuthInfo>>,
 }
 
 /// Everything a [`Context`] is made of (built by the session).
@@ -149,6 +154,16 @@ impl Context {
     /// server runs over Streamable HTTP; `None` over stdio.
     pub fn http(&self) -> Option<&HttpParts> {
         self.inner.http.as_deref()
+    }
+
+    /// The caller's verified identity: `Some` over HTTP with authorization configured (see
+    /// `HttpOptions::authorization`), `None` over stdio or HTTP without it.
+    pub fn auth(&self) -> Option<&AuthInfo> {
+        self.inner.http.as_deref().and_then(|h| h.auth.as_deref())
+    }
+
+    pub(crate) fn auth_arc(&self) -> Option<Arc<AuthInfo>> {
+        self.inner.http.as_deref().and_then(|h| h.auth.clone())
     }
 
     /// The client's `clientInfo` from `initialize`.
@@ -296,9 +311,9 @@ impl<T> Clone for State<T> {
 /// A `#[tool]` parameter filled from the call's context instead of its arguments:
 /// [`Context`] and [`State<T>`].
 #[diagnostic::on_unimplemented(
-    message = "this `{Self}` is not `mcp_tools::Context` or `mcp_tools::State<T>`",
-    label = "#[tool] fills a parameter whose type is named `Context` or `State` from the call's context",
-    note = "use `mcp_tools::Context` or `mcp_tools::State<T>`; to take your type as an argument instead, name it through an alias (e.g. `type UserContext = Context;`)"
+    message = "this `{Self}` is not `mcp_tools::Context`, `mcp_tools::State<T>` or `mcp_tools::Auth`",
+    label = "#[tool] fills a parameter whose type is named `Context`, `State` or `Auth` from the call's context",
+    note = "use `mcp_tools::Context`, `mcp_tools::State<T>` or `mcp_tools::Auth`; to take your type as an argument instead, name it through an alias (e.g. `type UserContext = Context;`)"
 )]
 pub trait FromContext: Sized {
     /// Extracts the value.
@@ -306,6 +321,12 @@ pub trait FromContext: Sized {
     /// The state type this extractor needs, checked at start-up: its id and name.
     fn required_state() -> Option<(TypeId, &'static str)> {
         None
+    }
+}
+
+impl FromContext for Auth {
+    fn from_context(ctx: &Context) -> Self {
+        Auth(ctx.auth_arc())
     }
 }
 

@@ -236,9 +236,23 @@ impl SearchIndex {
     /// name ascending). `tags`, when given and not empty, keeps documents carrying any of them
     /// (ignoring ASCII case). `offset` and `limit` select the page; `total` counts every result.
     pub fn search(&self, query: &str, tags: Option<&[String]>, limit: usize, offset: usize) -> SearchPage {
+        self.search_visible(query, tags, limit, offset, None)
+    }
+
+    /// Like [`search`](Self::search), among the documents `visible` keeps (by index): the
+    /// others are neither returned nor counted.
+    pub fn search_visible(
+        &self,
+        query: &str,
+        tags: Option<&[String]>,
+        limit: usize,
+        offset: usize,
+        visible: Option<&dyn Fn(usize) -> bool>,
+    ) -> SearchPage {
+        let shown = |doc: u32| visible.is_none_or(|v| v(doc as usize));
         let query = self.corpus.query(query);
         if query.is_blank() {
-            if matches!(tags, None | Some([])) {
+            if matches!(tags, None | Some([])) && visible.is_none() {
                 // Every document, by name: no need to collect them.
                 let total = self.len();
                 let end = offset.saturating_add(limit).min(total);
@@ -251,7 +265,7 @@ impl SearchIndex {
             let ranked = self
                 .by_name
                 .iter()
-                .filter(|&&d| self.has_tag(d, tags))
+                .filter(|&&d| self.has_tag(d, tags) && shown(d))
                 .map(|&doc| Ranked { doc, score: 0.0, exact: false })
                 .collect();
             return self.page(ranked, limit, offset, None);
@@ -275,12 +289,12 @@ impl SearchIndex {
         let mut ranked: Vec<Ranked> = Vec::with_capacity(candidates.len().min(1024));
         for c in &candidates {
             let is_exact = exact.contains(&c.doc);
-            if (keep(c) || is_exact) && self.has_tag(c.doc, tags) {
+            if (keep(c) || is_exact) && self.has_tag(c.doc, tags) && shown(c.doc) {
                 ranked.push(Ranked { doc: c.doc, score: c.score, exact: is_exact });
             }
         }
         for &doc in exact {
-            if !candidates.iter().any(|c| c.doc == doc) && self.has_tag(doc, tags) {
+            if !candidates.iter().any(|c| c.doc == doc) && self.has_tag(doc, tags) && shown(doc) {
                 ranked.push(Ranked { doc, score: 0.0, exact: true });
             }
         }

@@ -18,6 +18,7 @@ use super::corpus::SearchDoc;
 use super::index::{SearchIndex, SearchOptions};
 use super::rank::{Bm25fRanker, Ranker};
 use crate::context::Context;
+use crate::context::auth::{AuthInfo, permits};
 use crate::dispatch::call::call_entry;
 use crate::model::apps::{has_view, is_app_only};
 use crate::model::result::ToolResult;
@@ -241,8 +242,9 @@ fn meta_entry(
         view: None,
         header_params: Vec::new(),
         task: TaskSupport::Forbidden,
-        // `call` runs the chosen tool with that tool's own timeout.
+        // `call` runs the chosen tool with that tool's own timeout and scopes.
         timeout: None,
+        scopes: Arc::from([]),
         handler: Handler::Native(handler),
         defined_at: DefinedAt::Runtime,
     })
@@ -413,13 +415,16 @@ async fn run(catalog: &Arc<DeferredCatalog>, args: MetaArgs, ctx: Context) -> To
     // A ranker that runs a model takes milliseconds a query: off the async workers with it.
     let blocking = catalog.index.is_blocking();
     match args {
-        MetaArgs::Search(a) if blocking => off_runtime(catalog.clone(), move |c| search(c, a)).await,
-        MetaArgs::Search(a) => search(catalog, a),
-        MetaArgs::Describe(a) if blocking => {
-            let era = ctx.era();
-            off_runtime(catalog.clone(), move |c| describe(c, a, era)).await
+        MetaArgs::Search(a) if blocking => {
+            let caller = ctx.auth_arc();
+            off_runtime(catalog.clone(), move |c| search(c, a, caller.as_deref())).await
         }
-        MetaArgs::Describe(a) => describe(catalog, a, ctx.era()),
+        MetaArgs::Search(a) => search(catalog, a, ctx.auth()),
+        MetaArgs::Describe(a) if blocking => {
+            let (era, caller) = (ctx.era(), ctx.auth_arc());
+            off_runtime(catalog.clone(), move |c| describe(c, a, era, caller.as_deref())).await
+        }
+        MetaArgs::Describe(a) => describe(catalog, a, ctx.era(), ctx.auth()),
         MetaArgs::Call { read_only, args } => call(catalog, read_only, args, ctx).await,
     }
 }
@@ -444,7 +449,7 @@ fn structured(value: Value) -> ToolResult {
     ToolResult::structured(value).unwrap_or_else(|e| ToolResult::error(e.message().to_owned()))
 }
 
-fn search(catalog: &DeferredCatalog, args: SearchArgs) -> ToolResult {
+fn search(catalog: &DeferredCatalog, args: SearchArgs, caller: Option<&AuthInfo>) -> ToolResult {
     let max = catalog.config.max_query_bytes;
     if args.query.len() > max {
         return ToolResult::error(format!(
@@ -460,7 +465,11 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs) -> ToolResult {
             return ToolResult::error("invalid `cursor`: pass the `nextCursor` of a previous page");
         }
     };
-    let page = catalog.index.search(&args.query, args.tags.as_deref(), limit, offset);
+    // A caller sees (and counts) only the tools it may call.
+    let visible = |doc: usize| permits(caller, &catalog.docs[doc].scopes);
+    let restricted = caller.is_some() && catalog.docs.iter().any(|d| !d.scopes.is_empty());
+    let visible: Option<&dyn Fn(usize) -> bool> = if restricted { Some(&visible) } else { None };
+    let page = catalog.index.search_visible(&args.query, args.tags.as_deref(), limit, offset, visible);
     let tools: Vec<Found<'_>> = page
         .hits
         .iter()
@@ -521,16 +530,21 @@ fn definition(entry: &ToolEntry, era: Era) -> Value {
     def
 }
 
-fn describe(catalog: &DeferredCatalog, args: DescribeArgs, era: Era) -> ToolResult {
+fn describe(
+    catalog: &DeferredCatalog,
+    args: DescribeArgs,
+    era: Era,
+    caller: Option<&AuthInfo>,
+) -> ToolResult {
     if args.names.is_empty() || args.names.len() > MAX_DESCRIBE {
         return ToolResult::error(format!("`names` takes 1 to {MAX_DESCRIBE} tool names"));
     }
     let mut tools = Vec::new();
     let mut unknown = Vec::new();
     for name in &args.names {
-        match catalog.index.position(name) {
+        match catalog.index.position(name).filter(|&doc| permits(caller, &catalog.docs[doc].scopes)) {
             Some(doc) => tools.push(definition(&catalog.docs[doc], era)),
-            None => unknown.push(json!({"name": name, "suggestions": suggest(catalog, name)})),
+            None => unknown.push(json!({"name": name, "suggestions": suggest(catalog, name, caller)})),
         }
     }
     let none_found = tools.is_empty();
@@ -544,7 +558,7 @@ fn describe(catalog: &DeferredCatalog, args: DescribeArgs, era: Era) -> ToolResu
 async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: Context) -> ToolResult {
     let names = &catalog.config.names;
     let Some(doc) = catalog.index.position(&args.name) else {
-        let suggestions = suggest(catalog, &args.name);
+        let suggestions = suggest(catalog, &args.name, ctx.auth());
         let mut text = format!("Unknown tool `{}`.", args.name);
         if !suggestions.is_empty() {
             let list: Vec<&str> = suggestions.iter().map(|s| &**s).collect();
@@ -554,6 +568,10 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
         return ToolResult::error(text);
     };
     let entry = catalog.docs[doc].clone();
+    // The step-up challenge, as for a direct call of the tool.
+    if !permits(ctx.auth(), &entry.scopes) {
+        return ToolResult::insufficient_scope(&entry.scopes);
+    }
     if read_only && entry.annotations.read_only_hint != Some(true) {
         return ToolResult::error(format!(
             "`{}` is not a read-only tool; run it with `{}`.",
@@ -569,9 +587,16 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
     result
 }
 
-/// Names like `name`, for "did you mean" (none for a name longer than any tool name can be).
-fn suggest(catalog: &DeferredCatalog, name: &str) -> Vec<Arc<str>> {
-    if name.len() > 128 { Vec::new() } else { catalog.index.suggest(name, 3) }
+/// Names like `name` the caller may see, for "did you mean" (none for a name longer than any
+/// tool name can be).
+fn suggest(catalog: &DeferredCatalog, name: &str, caller: Option<&AuthInfo>) -> Vec<Arc<str>> {
+    if name.len() > 128 {
+        return Vec::new();
+    }
+    let visible = |n: &Arc<str>| {
+        catalog.index.position(n).is_some_and(|doc| permits(caller, &catalog.docs[doc].scopes))
+    };
+    catalog.index.suggest(name, 6).into_iter().filter(visible).take(3).collect()
 }
 
 /// The `_meta` entry of a pinned tool: `anthropic/alwaysLoad: true`.

@@ -3,6 +3,7 @@
 //! `match` over [`Method`]; what belongs to the session itself (lifecycle, subscriptions, log
 //! level, running calls) stays there.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 
@@ -11,6 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::context::Context;
+use crate::context::auth::{AuthInfo, permits};
 use crate::model::error::ToolError;
 use crate::model::prompt::Prompt;
 use crate::model::resource::ResourceRequest;
@@ -145,24 +147,31 @@ where
     })
 }
 
-/// `tools/list`: the page the cursor names, as clients of `era` see it, serialized when the
-/// registry was built.
+/// `tools/list`: the page the cursor names, as clients of `era` see it (serialized when the
+/// registry was built, unless the caller may not see every tool).
 pub(crate) fn list_tools<'r>(
     registry: &'r Registry,
     params: Option<&RawValue>,
     era: Era,
-) -> Result<&'r RawValue, ErrorObject> {
+    caller: Option<&AuthInfo>,
+) -> Result<Cow<'r, RawValue>, ErrorObject> {
     let cursor = decode_params::<PaginatedParams>(params)?.cursor;
-    registry.page(cursor.as_deref(), era).ok_or_else(|| {
+    registry.page(cursor.as_deref(), era, caller).ok_or_else(|| {
         ErrorObject::invalid_params(format!("invalid cursor {:?}", cursor.unwrap_or_default()))
     })
 }
 
-/// `resources/list`.
-pub(crate) fn list_resources(catalog: &Catalog) -> Box<RawValue> {
+/// The answer to a caller who lacks `scopes` for something.
+fn check_scopes(caller: Option<&AuthInfo>, scopes: &[String]) -> Result<(), ErrorObject> {
+    if permits(caller, scopes) { Ok(()) } else { Err(ErrorObject::insufficient_scope(scopes)) }
+}
+
+/// `resources/list`: those the caller may read.
+pub(crate) fn list_resources(catalog: &Catalog, caller: Option<&AuthInfo>) -> Box<RawValue> {
     let resources: Vec<Value> = catalog
         .resources()
         .iter()
+        .filter(|r| permits(caller, &r.scopes))
         .map(|r| {
             let mut v = serde_json::to_value(&r.info).expect("serializes");
             v["uri"] = json!(r.uri);
@@ -172,11 +181,12 @@ pub(crate) fn list_resources(catalog: &Catalog) -> Box<RawValue> {
     raw(&json!({"resources": resources}))
 }
 
-/// `resources/templates/list`.
-pub(crate) fn list_resource_templates(catalog: &Catalog) -> Box<RawValue> {
+/// `resources/templates/list`: those the caller may read.
+pub(crate) fn list_resource_templates(catalog: &Catalog, caller: Option<&AuthInfo>) -> Box<RawValue> {
     let templates: Vec<Value> = catalog
         .templates()
         .iter()
+        .filter(|t| permits(caller, &t.scopes))
         .map(|t| {
             let mut v = serde_json::to_value(&t.info).expect("serializes");
             v["uriTemplate"] = json!(t.template.source);
@@ -193,14 +203,15 @@ pub(crate) fn read_resource(
     ctx: Context,
 ) -> Result<Answer, ErrorObject> {
     let uri = decode_params::<UriParams>(params)?.uri;
-    let Some((handler, params)) = catalog.find_resource(&uri) else {
+    let Some(found) = catalog.find_resource(&uri) else {
         return Err(ErrorObject {
             code: RESOURCE_NOT_FOUND,
             message: format!("Resource not found: {}", shown(&uri)),
             data: Some(json!({"uri": uri})),
         });
     };
-    let read = handler(ResourceRequest { uri, params }, ctx);
+    check_scopes(ctx.auth(), &found.scopes)?;
+    let read = (found.handler)(ResourceRequest { uri, params: found.params }, ctx);
     Ok(answer(async move { read.await.map(|contents| json!({"contents": contents})) }))
 }
 
@@ -212,9 +223,10 @@ pub(crate) fn subscription_uri(params: Option<&RawValue>) -> Result<String, Erro
     }
 }
 
-/// `prompts/list`.
-pub(crate) fn list_prompts(catalog: &Catalog) -> Box<RawValue> {
-    let prompts: Vec<Value> = catalog.prompts().iter().map(Prompt::definition).collect();
+/// `prompts/list`: those the caller may get.
+pub(crate) fn list_prompts(catalog: &Catalog, caller: Option<&AuthInfo>) -> Box<RawValue> {
+    let prompts: Vec<Value> =
+        catalog.prompts().iter().filter(|p| permits(caller, &p.scopes)).map(Prompt::definition).collect();
     raw(&json!({"prompts": prompts}))
 }
 
@@ -226,8 +238,9 @@ pub(crate) fn get_prompt(
 ) -> Result<Answer, ErrorObject> {
     let request = decode_params::<GetPromptParams>(params)?;
     let Some(prompt) = catalog.prompt(&request.name) else {
-        return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", request.name)));
+        return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", shown(&request.name))));
     };
+    check_scopes(ctx.auth(), &prompt.scopes)?;
     let arguments: HashMap<String, String> = request
         .arguments
         .into_iter()
@@ -265,6 +278,14 @@ pub(crate) fn complete(
         }
         _ => return Err(ErrorObject::invalid_params("`ref` must be a ref/prompt or a ref/resource")),
     };
+    // Nothing is completed for a prompt or resource the caller may not use.
+    let scopes = match &reference {
+        CompletionRef::Prompt(name) => catalog.prompt(name).map(|p| p.scopes.clone()),
+        CompletionRef::Resource(uri) => {
+            catalog.templates().iter().find(|t| t.template.source == *uri).map(|t| t.scopes.clone())
+        }
+    };
+    check_scopes(ctx.auth(), scopes.as_deref().unwrap_or_default())?;
     let completer = catalog.completer().cloned();
     let request = CompletionRequest {
         reference,

@@ -25,6 +25,7 @@ use super::shared::Shared;
 use super::stateless::{self, ListenFilter, Round};
 use super::tasks;
 use super::{Origin, Received};
+use crate::context::auth::permits;
 use crate::context::link::{ClientLink, InputLink, RequestLink, Unreachable};
 use crate::context::peer::{Outbound, Peer};
 use crate::context::{CallParts, Context};
@@ -375,7 +376,13 @@ impl Session {
                 ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: `{}`", shown(name))),
             );
         }
-        let list_cache = Some(self.shared.list_cache);
+        // Over HTTP with authorization, the caller's identity: what it may see and use.
+        let caller = origin.http.as_deref().and_then(|h| h.auth.as_deref());
+        let list_cache = match caller {
+            // Lists may vary with the caller's authorization: no shared cache may keep them.
+            Some(_) => Some(CacheHint { public: false, ..self.shared.list_cache }),
+            None => Some(self.shared.list_cache),
+        };
         match method {
             Method::Initialize => self.initialize(id, params, origin),
             Method::Ping => Self::reply(origin, &id, &json!({})),
@@ -399,10 +406,12 @@ impl Session {
                     }
                 });
             }
-            Method::ToolsList => match methods::list_tools(&self.shared.registry.load(), params, front.era) {
-                Ok(page) => Self::reply(origin, &id, page),
-                Err(e) => Self::reply_error(origin, Some(&id), e),
-            },
+            Method::ToolsList => {
+                match methods::list_tools(&self.shared.registry.load(), params, front.era, caller) {
+                    Ok(page) => Self::reply(origin, &id, &*page),
+                    Err(e) => Self::reply_error(origin, Some(&id), e),
+                }
+            }
             Method::ToolsCall => self.call_tool(id, params, front, origin),
             Method::SetLogLevel => match decode_params::<SetLevelParams>(params) {
                 Ok(p) => {
@@ -412,10 +421,11 @@ impl Session {
                 Err(e) => Self::reply_error(origin, Some(&id), e),
             },
             Method::ResourcesList => {
-                Self::reply_complete(origin, &id, front.era, &methods::list_resources(&catalog), list_cache)
+                let resources = methods::list_resources(&catalog, caller);
+                Self::reply_complete(origin, &id, front.era, &resources, list_cache)
             }
             Method::ResourceTemplatesList => {
-                let templates = methods::list_resource_templates(&catalog);
+                let templates = methods::list_resource_templates(&catalog, caller);
                 Self::reply_complete(origin, &id, front.era, &templates, list_cache)
             }
             Method::ResourcesRead => {
@@ -430,13 +440,16 @@ impl Session {
                         subscriptions.remove(&uri);
                         return Ok(());
                     }
-                    // Only what this server serves, and a bounded number of them.
-                    if catalog.find_resource(&uri).is_none() {
+                    // Only what this server serves (to this caller), and a bounded number of them.
+                    let Some(found) = catalog.find_resource(&uri) else {
                         return Err(ErrorObject {
                             code: INVALID_PARAMS,
                             message: format!("cannot subscribe to {:?}: no such resource", shown(&uri)),
                             data: Some(json!({"uri": uri})),
                         });
+                    };
+                    if !permits(caller, &found.scopes) {
+                        return Err(ErrorObject::insufficient_scope(&found.scopes));
                     }
                     let limit = self.shared.limits.max_subscriptions;
                     if !subscriptions.contains(&uri) && subscriptions.len() >= limit {
@@ -452,9 +465,13 @@ impl Session {
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
-            Method::PromptsList => {
-                Self::reply_complete(origin, &id, front.era, &methods::list_prompts(&catalog), list_cache)
-            }
+            Method::PromptsList => Self::reply_complete(
+                origin,
+                &id,
+                front.era,
+                &methods::list_prompts(&catalog, caller),
+                list_cache,
+            ),
             Method::PromptsGet => self
                 .run(id, name, params, front, origin, None, |ctx| methods::get_prompt(&catalog, params, ctx)),
             Method::Complete => self
@@ -693,6 +710,11 @@ impl Session {
                 ErrorObject::invalid_params(format!("unknown tool `{}`", shown(&call.name))),
             );
         };
+        // A caller without the tool's scopes gets the step-up challenge naming them all.
+        let caller = origin.http.as_deref().and_then(|h| h.auth.as_deref());
+        if !permits(caller, &entry.scopes) {
+            return Self::reply_error(origin, Some(&id), ErrorObject::insufficient_scope(&entry.scopes));
+        }
         let arguments: Box<RawValue> = match call.arguments {
             None => empty_object(),
             Some(raw) if raw.get() == "null" => empty_object(),
@@ -711,6 +733,7 @@ impl Session {
         let (ctx, input) = self.context_for(id.clone(), entry.name.clone(), progress_token, &front, origin);
         let cancel = ctx.cancellation_token();
         let key = self.shared.state_key;
+        let has_caller = caller.is_some();
         // A tool's own timeout applies in `call_entry`; the server's to the others.
         let timeout = if entry.timeout.is_none() { self.shared.limits.request_timeout } else { None };
         let run = async move {
@@ -737,6 +760,10 @@ impl Session {
             match outcome {
                 Err(questions) => Ok(front.input_required(&key, questions)),
                 Ok(result) => match (front.era, result.missing_capability()) {
+                    // The call decided the caller lacks scopes: the step-up challenge.
+                    _ if result.required_scopes().is_some() && has_caller => {
+                        Err(ErrorObject::insufficient_scope(result.required_scopes().unwrap_or_default()))
+                    }
                     (Era::Stateless, Some(capability)) => Err(stateless::missing_capability(capability)),
                     _ => {
                         let raw = serde_json::value::to_raw_value(&result)

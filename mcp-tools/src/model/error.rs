@@ -30,12 +30,14 @@ pub struct ToolError {
     /// The client sent something unusable (a URI variable, a prompt argument that does not
     /// parse): answered as JSON-RPC "invalid params" where there is no `isError` result.
     invalid_params: bool,
+    /// The caller lacks these scopes: answered with the authorization step-up (HTTP 403).
+    required_scopes: Option<Vec<String>>,
 }
 
 impl ToolError {
     /// An error whose message the model sees.
     pub fn new(message: impl Into<Cow<'static, str>>) -> Self {
-        ToolError { message: message.into(), source: None, invalid_params: false }
+        ToolError { message: message.into(), source: None, invalid_params: false, required_scopes: None }
     }
 
     /// An internal failure: the model sees a generic message, the detail is only logged.
@@ -44,7 +46,29 @@ impl ToolError {
             message: Cow::Borrowed("the tool failed with an internal error"),
             source: Some(source.into()),
             invalid_params: false,
+            required_scopes: None,
         }
+    }
+
+    /// The caller's access token lacks scopes this call needs (decided from its arguments, say:
+    /// deleting another user's note needs `notes:admin`). Over HTTP with authorization the
+    /// request is answered 403 with the step-up challenge naming `scopes` (all the call needs),
+    /// so the client can obtain them and retry; elsewhere it is an ordinary failed call.
+    ///
+    /// ```
+    /// use mcp_tools::ToolError;
+    /// let e = ToolError::insufficient_scope(["notes:admin"]);
+    /// assert_eq!(e.required_scopes(), Some(&["notes:admin".to_owned()][..]));
+    /// ```
+    pub fn insufficient_scope<I: IntoIterator<Item = S>, S: Into<String>>(scopes: I) -> Self {
+        let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
+        let message = format!("this call needs the scopes `{}`", scopes.join(" "));
+        ToolError { required_scopes: Some(scopes), ..Self::new(message) }
+    }
+
+    /// The scopes of an [`insufficient_scope`](Self::insufficient_scope) error.
+    pub fn required_scopes(&self) -> Option<&[String]> {
+        self.required_scopes.as_deref()
     }
 
     /// An error in what the client sent (see the `invalid_params` field).
@@ -82,6 +106,7 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
             message: Cow::Owned(error.to_string()),
             source: Some(Box::new(error)),
             invalid_params: false,
+            required_scopes: None,
         }
     }
 }

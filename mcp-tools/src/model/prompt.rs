@@ -154,6 +154,7 @@ pub struct Prompt {
     pub(crate) description: String,
     pub(crate) arguments: Vec<PromptArgument>,
     pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) scopes: Arc<[String]>,
     pub(crate) handler: PromptHandler,
 }
 
@@ -170,6 +171,7 @@ impl Prompt {
             description: description.into(),
             arguments: Vec::new(),
             meta: None,
+            scopes: Arc::from([]),
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
         }
     }
@@ -185,6 +187,12 @@ impl Prompt {
     /// Adds an argument.
     pub fn argument(mut self, argument: PromptArgument) -> Self {
         self.arguments.push(argument);
+        self
+    }
+    /// The OAuth scopes a caller needs (over HTTP with authorization): a caller without them
+    /// does not see the prompt listed, and getting it is answered with the 403 step-up.
+    pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
     /// Adds a `_meta` entry.

@@ -171,6 +171,12 @@ macro_rules! describe_setters {
             self.info.meta.get_or_insert_with(Map::new).insert(key.into(), value.into());
             self
         }
+        /// The OAuth scopes a caller needs (over HTTP with authorization): a caller without
+        /// them does not see it listed, and reading it gets the 403 step-up answer.
+        pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+            self.scopes = scopes.into_iter().map(Into::into).collect();
+            self
+        }
     };
 }
 
@@ -188,6 +194,7 @@ macro_rules! describe_setters {
 pub struct Resource {
     pub(crate) uri: String,
     pub(crate) info: ResourceInfo,
+    pub(crate) scopes: Arc<[String]>,
     pub(crate) handler: ResourceHandler,
 }
 
@@ -201,6 +208,7 @@ impl Resource {
         Resource {
             uri: uri.into(),
             info: ResourceInfo { name: name.into(), ..ResourceInfo::default() },
+            scopes: Arc::from([]),
             handler: Arc::new(move |request, ctx| Box::pin(handler(request, ctx))),
         }
     }
@@ -247,6 +255,7 @@ impl std::fmt::Debug for Resource {
 pub struct ResourceTemplate {
     pub(crate) template: UriTemplate,
     pub(crate) info: ResourceInfo,
+    pub(crate) scopes: Arc<[String]>,
     pub(crate) handler: ResourceHandler,
 }
 
@@ -260,6 +269,7 @@ impl ResourceTemplate {
         ResourceTemplate {
             template: UriTemplate::parse(&uri_template.into()),
             info: ResourceInfo { name: name.into(), ..ResourceInfo::default() },
+            scopes: Arc::from([]),
             handler: Arc::new(move |request, ctx| Box::pin(handler(request, ctx))),
         }
     }

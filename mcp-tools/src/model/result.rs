@@ -131,6 +131,10 @@ pub struct ToolResult {
     /// The handler panicked (a task then fails rather than completes).
     #[serde(skip)]
     panicked: bool,
+    /// The caller lacks these scopes (`ToolError::insufficient_scope`): answered with the
+    /// authorization step-up where requests carry tokens.
+    #[serde(skip)]
+    required_scopes: Option<Vec<String>>,
 }
 
 impl ToolResult {
@@ -252,7 +256,16 @@ impl ToolResult {
         if let Some(source) = error.source_error() {
             tracing::warn!(tool, error = %source, "tool failed: {}", error.message());
         }
-        ToolResult { missing_capability, ..ToolResult::error(error.message().to_owned()) }
+        let required_scopes = error.required_scopes().map(<[String]>::to_vec);
+        ToolResult { missing_capability, required_scopes, ..ToolResult::error(error.message().to_owned()) }
+    }
+    /// The failed result of a call the caller lacks `scopes` for.
+    pub(crate) fn insufficient_scope(scopes: &[String]) -> Self {
+        ToolResult::from_error(ToolError::insufficient_scope(scopes.iter().cloned()), "")
+    }
+    /// The scopes the caller lacked, if that is why the call failed.
+    pub(crate) fn required_scopes(&self) -> Option<&[String]> {
+        self.required_scopes.as_deref()
     }
     /// The failed result of a handler that panicked.
     pub(crate) fn from_panic(message: impl Into<String>) -> Self {

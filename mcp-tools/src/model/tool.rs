@@ -181,6 +181,7 @@ pub struct Tool {
     pub(crate) defer: Option<bool>,
     pub(crate) task: TaskSupport,
     pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) scopes: Arc<[String]>,
     pub(crate) validate_arguments: bool,
     pub(crate) handler: DynHandler,
 }
@@ -211,6 +212,7 @@ impl Tool {
             defer: None,
             task: TaskSupport::Forbidden,
             timeout: None,
+            scopes: Arc::from([]),
             validate_arguments: true,
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
         }
@@ -274,6 +276,12 @@ impl Tool {
     /// [`Limits::request_timeout`](crate::Limits::request_timeout), if any.
     pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+    /// The OAuth scopes a caller needs (over HTTP with authorization): a caller without them
+    /// does not see the tool, and calling it gets the 403 step-up answer naming them.
+    pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
     /// Adds an icon.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RequestId};
+use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RequestId, UNAUTHORIZED};
 
 /// One decoded line: a request, a notification, or a response to a server→client request.
 /// Fields borrow from the line; `params` stays raw until the method's handler decodes it.
@@ -34,7 +34,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 }
 
 /// A JSON-RPC error object (the specification's `error` member).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ErrorObject {
     pub code: i32,
     pub message: String,
@@ -48,6 +48,24 @@ impl ErrorObject {
     }
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(INVALID_PARAMS, message)
+    }
+    /// The caller's token lacks `scopes` (all the operation needs): HTTP answers 403 with the
+    /// step-up challenge naming them.
+    pub fn insufficient_scope(scopes: &[String]) -> Self {
+        ErrorObject {
+            code: UNAUTHORIZED,
+            message: format!("Forbidden: insufficient scope; this needs the scopes `{}`", scopes.join(" ")),
+            data: Some(serde_json::json!({"requiredScopes": scopes})),
+        }
+    }
+    /// The scopes of an [`insufficient_scope`](Self::insufficient_scope) error.
+    #[cfg(feature = "auth")]
+    pub fn required_scopes(&self) -> Option<Vec<String>> {
+        if self.code != UNAUTHORIZED {
+            return None;
+        }
+        let scopes = self.data.as_ref()?.get("requiredScopes")?.as_array()?;
+        Some(scopes.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
     }
 }
 

@@ -58,6 +58,9 @@ pub(crate) const INVALID_PARAMS: i32 = -32602;
 pub(crate) const INTERNAL_ERROR: i32 = -32603;
 /// `resources/read` of an unknown URI.
 pub(crate) const RESOURCE_NOT_FOUND: i32 = -32002;
+/// The caller is not authorized: no valid access token (HTTP 401), or one without the scopes
+/// the request needs (HTTP 403, the step-up challenge; `data.requiredScopes` names them).
+pub(crate) const UNAUTHORIZED: i32 = -32003;
 
 /// A JSON-RPC request id: a string or an integer (never null).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

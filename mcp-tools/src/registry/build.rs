@@ -137,6 +137,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         header_params,
         task: reg.task,
         timeout: reg.timeout,
+        scopes: reg.scopes.iter().map(|s| (*s).to_owned()).collect(),
         handler: Handler::Static {
             handler: reg.handler,
             plan: output.plan,
@@ -225,6 +226,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         header_params,
         task: tool.task,
         timeout: tool.timeout,
+        scopes: tool.scopes.clone(),
         handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
         defined_at: DefinedAt::Runtime,
     })

@@ -80,10 +80,12 @@ impl CatalogBuilder {
                 };
                 let handler = reg.handler;
                 let handler: ResourceHandler = Arc::new(move |r, c| handler(r, c));
+                let scopes: Arc<[String]> = reg.scopes.iter().map(|s| (*s).to_owned()).collect();
                 if reg.uri.contains('{') {
-                    templates.push(ResourceTemplate { template: UriTemplate::parse(reg.uri), info, handler });
+                    let template = UriTemplate::parse(reg.uri);
+                    templates.push(ResourceTemplate { template, info, scopes, handler });
                 } else {
-                    resources.push(Resource { uri: reg.uri.to_owned(), info, handler });
+                    resources.push(Resource { uri: reg.uri.to_owned(), info, scopes, handler });
                 }
             }
             for reg in inventory::iter::<PromptRegistration> {
@@ -112,6 +114,7 @@ impl CatalogBuilder {
                         })
                         .collect(),
                     meta: None,
+                    scopes: reg.scopes.iter().map(|s| (*s).to_owned()).collect(),
                     handler: Arc::new(move |args, ctx| handler(args, ctx)),
                 });
             }
@@ -148,6 +151,13 @@ fn check_state(requirements: &[StateRequirement], state: &StateMap, what: &str, 
             ));
         }
     }
+}
+
+/// A resource a URI names: how to read it, the template variables, the scopes it needs.
+pub(crate) struct FoundResource {
+    pub handler: ResourceHandler,
+    pub params: HashMap<String, String>,
+    pub scopes: Arc<[String]>,
 }
 
 /// The built catalog. Immutable: a change builds a new one.
@@ -265,15 +275,22 @@ impl Catalog {
         self.prompt_index.get(name).map(|&i| &self.prompts[i])
     }
 
-    /// The handler that reads `uri`, with the template variables it matched (a fixed resource
-    /// first, then the templates in order).
-    pub fn find_resource(&self, uri: &str) -> Option<(ResourceHandler, HashMap<String, String>)> {
+    /// The handler that reads `uri`, with the template variables it matched and the scopes a
+    /// caller needs (a fixed resource first, then the templates in order).
+    pub fn find_resource(&self, uri: &str) -> Option<FoundResource> {
         match self.resource_index.get(uri) {
-            Some(&i) => Some((self.resources[i].handler.clone(), HashMap::new())),
-            None => self
-                .templates
-                .iter()
-                .find_map(|t| t.template.matches(uri).map(|params| (t.handler.clone(), params))),
+            Some(&i) => {
+                let r = &self.resources[i];
+                Some(FoundResource {
+                    handler: r.handler.clone(),
+                    params: HashMap::new(),
+                    scopes: r.scopes.clone(),
+                })
+            }
+            None => self.templates.iter().find_map(|t| {
+                let params = t.template.matches(uri)?;
+                Some(FoundResource { handler: t.handler.clone(), params, scopes: t.scopes.clone() })
+            }),
         }
     }
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::__private::StaticHandler;
 use crate::context::Context;
+use crate::context::auth::{AuthInfo, permits};
 use crate::model::result::{OutputPlan, ToolResult};
 use crate::model::task::TaskSupport;
 use crate::model::tool::{Annotations, DynHandler, Icon};
@@ -90,6 +91,8 @@ pub(crate) struct ToolEntry {
     pub task: TaskSupport,
     /// How long a call may run before it is cancelled (else the server's request timeout).
     pub timeout: Option<std::time::Duration>,
+    /// The OAuth scopes a caller needs (enforced where requests carry a verified identity).
+    pub scopes: Arc<[String]>,
     pub handler: Handler,
     pub defined_at: DefinedAt,
 }
@@ -170,6 +173,7 @@ pub(crate) struct ToolDefinition<'a> {
 }
 
 /// A tool `tools/list` shows, with `_meta` entries added to its own (`None`: as it is).
+#[derive(Clone)]
 pub(crate) struct Listed {
     pub entry: Arc<ToolEntry>,
     pub extra_meta: Option<Map<String, Value>>,
@@ -196,19 +200,28 @@ pub(crate) struct Registry {
     /// `tools/list` results, one per page, serialized once for each era.
     handshake_pages: Vec<Box<RawValue>>,
     stateless_pages: Vec<Box<RawValue>>,
+    /// What those pages show, kept when some of it needs scopes: a caller without them gets
+    /// pages of what it may see, made for it.
+    scoped: Option<(Vec<Listed>, Paging)>,
 }
 
 impl Registry {
     /// The registry of `tools` (callable by name, sorted by name) whose `tools/list` shows
     /// `listed`, in that order.
-    pub fn new(mut tools: Vec<Arc<ToolEntry>>, listed: &[Listed], paging: Paging) -> Registry {
+    pub fn new(mut tools: Vec<Arc<ToolEntry>>, listed: &[Listed], mut paging: Paging) -> Registry {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let by_name = tools.iter().map(|t| (t.name.clone(), t.clone())).collect();
+        let scoped = listed.iter().any(|l| !l.entry.scopes.is_empty());
+        if scoped {
+            // The list varies with the caller's authorization: no shared cache may keep it.
+            paging.cache.public = false;
+        }
         Registry {
             tools,
             by_name,
             handshake_pages: paginate(listed, paging, Era::Handshake),
             stateless_pages: paginate(listed, paging, Era::Stateless),
+            scoped: scoped.then(|| (listed.to_vec(), paging)),
         }
     }
 
@@ -229,16 +242,36 @@ impl Registry {
 
     /// The serialized `tools/list` result of `era` for a cursor (2026-07-28 pages are complete
     /// results, cache hints included), or `None` for a cursor we never issued.
-    pub fn page(&self, cursor: Option<&str>, era: Era) -> Option<&RawValue> {
+    /// A caller whose token lacks some listed tool's scopes gets pages of the others.
+    pub fn page(
+        &self,
+        cursor: Option<&str>,
+        era: Era,
+        caller: Option<&AuthInfo>,
+    ) -> Option<Cow<'_, RawValue>> {
+        if let (Some((listed, paging)), Some(_)) = (&self.scoped, caller)
+            && !listed.iter().all(|l| permits(caller, &l.entry.scopes))
+        {
+            let visible: Vec<Listed> =
+                listed.iter().filter(|l| permits(caller, &l.entry.scopes)).cloned().collect();
+            let mut pages = paginate(&visible, *paging, era);
+            let index = page_index(cursor, pages.len())?;
+            return Some(Cow::Owned(pages.swap_remove(index)));
+        }
         let pages = match era {
             Era::Handshake => &self.handshake_pages,
             Era::Stateless => &self.stateless_pages,
         };
-        let index = match cursor {
-            None => 0,
-            Some(c) => c.parse::<usize>().ok().filter(|&i| i > 0 && i < pages.len())?,
-        };
-        pages.get(index).map(|b| &**b)
+        let index = page_index(cursor, pages.len())?;
+        pages.get(index).map(|b| Cow::Borrowed(&**b))
+    }
+}
+
+/// The page a cursor names (we issue page numbers), if it is one of `count`.
+fn page_index(cursor: Option<&str>, count: usize) -> Option<usize> {
+    match cursor {
+        None => Some(0),
+        Some(c) => c.parse::<usize>().ok().filter(|&i| i > 0 && i < count),
     }
 }
 

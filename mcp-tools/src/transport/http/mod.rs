@@ -5,6 +5,11 @@
 //! ([`HttpOptions`]). Built on axum; mount it in your own `Router` with
 //! [`Server::http_router`] or run it with [`Server::serve_http`].
 
+#[cfg(feature = "auth")]
+mod auth;
+#[cfg(not(feature = "auth"))]
+#[path = "no_auth.rs"]
+mod auth;
 pub(crate) mod options;
 mod post;
 mod sessions;
@@ -90,9 +95,11 @@ fn router(state: Arc<HttpState>) -> Router {
     let path = state.options.path.clone();
     let body_read_timeout = state.options.body_read_timeout;
     let cors = cors_layer(state.clone());
+    let metadata = auth::metadata_routes(Router::new(), &state);
     Router::new()
         .route(&path, axum::routing::any(endpoint))
         .with_state(state)
+        .merge(metadata)
         .layer(RequestBodyTimeoutLayer::new(body_read_timeout))
         .layer(cors)
 }
@@ -122,6 +129,7 @@ impl Server {
     ) -> std::io::Result<()> {
         if let Ok(addr) = listener.local_addr()
             && !addr.ip().is_loopback()
+            && !options.is_protected()
         {
             tracing::warn!(
                 %addr,
@@ -203,7 +211,7 @@ fn cors_layer(state: Arc<HttpState>) -> CorsLayer {
         .max_age(std::time::Duration::from_secs(600))
 }
 
-async fn endpoint(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+async fn endpoint(State(state): State<Arc<HttpState>>, mut request: Request) -> Response {
     state.start_sweeper();
     let headers = request.headers();
     // DNS-rebinding protection: the Host (and a browser's Origin) must be allowed.
@@ -222,6 +230,10 @@ async fn endpoint(State(state): State<Arc<HttpState>>, request: Request) -> Resp
     {
         return plain(StatusCode::FORBIDDEN, "Forbidden: this Origin is not allowed");
     }
+    // With authorization, the caller's token: verified before anything reads the request.
+    if let Err(response) = auth::authenticate(&state, &mut request).await {
+        return response;
+    }
     route(state, request).await
 }
 
@@ -234,7 +246,7 @@ async fn route(state: Arc<HttpState>, request: Request) -> Response {
     match *request.method() {
         Method::POST => post::post(state, request).await,
         Method::GET => sessions::get(state, request),
-        Method::DELETE => sessions::delete(state, request.headers()),
+        Method::DELETE => sessions::delete(state, &request),
         _ => {
             let mut response =
                 plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: use POST, GET or DELETE");

@@ -34,6 +34,8 @@ pub struct HttpOptions {
     pub(super) max_connections: usize,
     pub(super) header_read_timeout: Duration,
     pub(super) body_read_timeout: Duration,
+    #[cfg(feature = "auth")]
+    pub(super) authorization: Option<std::sync::Arc<crate::auth::Authorization>>,
 }
 
 impl Default for HttpOptions {
@@ -53,6 +55,8 @@ impl Default for HttpOptions {
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            #[cfg(feature = "auth")]
+            authorization: None,
         }
     }
 }
@@ -157,10 +161,26 @@ impl HttpOptions {
         self.body_read_timeout = timeout;
         self
     }
+    /// Requires an OAuth access token on every request (feature `auth`): see
+    /// [`Authorization`](crate::auth::Authorization). The endpoint also serves the resource's
+    /// metadata at `/.well-known/oauth-protected-resource…`.
+    #[cfg(feature = "auth")]
+    pub fn authorization(mut self, authorization: crate::auth::Authorization) -> Self {
+        self.authorization = Some(std::sync::Arc::new(authorization));
+        self
+    }
     /// How often an idle SSE stream gets a keep-alive comment (default 15 s; `None`: never).
     pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.keep_alive = interval;
         self
+    }
+
+    /// Whether requests need an access token.
+    pub(crate) fn is_protected(&self) -> bool {
+        #[cfg(feature = "auth")]
+        return self.authorization.is_some();
+        #[cfg(not(feature = "auth"))]
+        false
     }
 
     /// Whether the endpoint's path is a plain path (no route pattern, nothing to escape).

@@ -9,28 +9,32 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 
-use super::sessions::{HttpSession, HttpState, named_session, unsupported_version};
+use super::auth::step_up;
+use super::sessions::{HttpSession, HttpState, named_session, principal, unsupported_version};
 use super::sse::{Hub, call_stream, hub_events, sse_response};
 use super::stateless;
 use super::wire::{
     Peek, SESSION_HEADER, VERSION_HEADER, accepts, first_message, is_answer_to, plain, rpc_error_response,
 };
 use crate::context::HttpParts;
+use crate::context::auth::AuthInfo;
 use crate::context::peer::{CloseStream, Outbound, Queue};
 use crate::dispatch::session::Session;
 use crate::dispatch::{Origin, Received};
 use crate::protocol::jsonrpc::check_shape;
 use crate::protocol::{INVALID_REQUEST, RequestId};
 
-/// The session a message goes to, and the id to issue when `initialize` made it.
+/// The session a message goes to, and the id to issue when `initialize` made it (for whom).
 struct Target {
     session: Arc<Session>,
     session_id: Option<String>,
     issued: Option<String>,
+    owner: Option<String>,
 }
 
 pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
@@ -46,7 +50,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         return response;
     }
     let is_initialize = peek.method.as_deref() == Some("initialize");
-    let target = match find_session(&state, &parts.headers, is_initialize) {
+    let target = match find_session(&state, &parts, is_initialize) {
         Ok(target) => target,
         Err(response) => return response,
     };
@@ -55,6 +59,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         headers: parts.headers,
         peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
         session_id: target.session_id.clone(),
+        auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
     }));
     // Resumable mode: requests (not notifications or responses, which get no stream) of an
     // existing session get a numbered, replayable stream.
@@ -128,8 +133,10 @@ async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Res
 /// The session a message goes to: a new one for `initialize` (or for every message when
 /// stateless), else the one its `Mcp-Session-Id` names.
 #[allow(clippy::result_large_err)] // the error is the response itself, returned at once
-fn find_session(state: &HttpState, headers: &HeaderMap, is_initialize: bool) -> Result<Target, Response> {
+fn find_session(state: &HttpState, parts: &Parts, is_initialize: bool) -> Result<Target, Response> {
+    let headers = &parts.headers;
     let shared = &state.server.shared;
+    let owner = principal(&parts.extensions);
     if state.options.stateless {
         let session = if is_initialize {
             Session::new(shared.clone(), None)
@@ -137,16 +144,16 @@ fn find_session(state: &HttpState, headers: &HeaderMap, is_initialize: bool) -> 
             let version = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
             Session::new_stateless(shared.clone(), version)
         };
-        return Ok(Target { session, session_id: None, issued: None });
+        return Ok(Target { session, session_id: None, issued: None, owner });
     }
     if is_initialize {
         let id = uuid::Uuid::new_v4().simple().to_string();
         // Events are forwarded once the session is registered (initialize succeeded).
         let session = Session::new(shared.clone(), None);
-        return Ok(Target { session, session_id: Some(id.clone()), issued: Some(id) });
+        return Ok(Target { session, session_id: Some(id.clone()), issued: Some(id), owner });
     }
-    let (id, http_session) = named_session(state, headers)?;
-    Ok(Target { session: http_session.session.clone(), session_id: Some(id), issued: None })
+    let (id, http_session) = named_session(state, headers, &parts.extensions)?;
+    Ok(Target { session: http_session.session.clone(), session_id: Some(id), issued: None, owner })
 }
 
 /// The answer to a message handled by its session: 202, 400 with the error, the JSON answer, or
@@ -164,6 +171,12 @@ async fn answer(
         Ok(first) => first,
         Err(response) => return response,
     };
+    // A call the caller lacks scopes for: the step-up challenge (403), whatever the mode.
+    if is_answer_to(&first, request_id.as_ref())
+        && let Some(response) = step_up(state, &first)
+    {
+        return response;
+    }
     if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
         let initialized = target.issued.is_some() && session_initialized(&first);
         let mut response =
@@ -179,6 +192,7 @@ async fn answer(
                     session: target.session.clone(),
                     last_seen: Mutex::new(Instant::now()),
                     hub: Hub::new(state.server.shared.limits.max_queued_bytes),
+                    owner: target.owner.clone(),
                 }),
             );
             response.headers_mut().insert(SESSION_HEADER, value);

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::options::HttpOptions;
 use super::sse::{Hub, hub_events, sse_event, sse_response};
 use super::wire::{SESSION_HEADER, VERSION_HEADER, accepts, plain, rpc_error_response};
+use crate::context::auth::AuthInfo;
 use crate::dispatch::session::Session;
 use crate::protocol::{Era, INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::Server;
@@ -24,6 +25,8 @@ pub(super) struct HttpSession {
     pub session: Arc<Session>,
     pub last_seen: Mutex<Instant>,
     pub hub: Hub,
+    /// Who opened it (with authorization): no one else may use it.
+    pub owner: Option<String>,
 }
 /// What every request of the endpoint reads.
 pub(super) struct HttpState {
@@ -118,19 +121,31 @@ fn session_id_of(headers: &HeaderMap) -> Option<String> {
     headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
-/// The session a request names: 400 when it names none, 404 when it is unknown or ended.
+/// The session a request names: 400 when it names none, 404 when it is unknown, ended, or
+/// another caller's (with authorization, a session belongs to whoever opened it).
 #[allow(clippy::result_large_err)] // the error is the response itself, returned at once
 pub(super) fn named_session(
     state: &HttpState,
     headers: &HeaderMap,
+    extensions: &http::Extensions,
 ) -> Result<(String, Arc<HttpSession>), Response> {
     let Some(id) = session_id_of(headers) else {
         return Err(plain(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"));
     };
+    let caller = principal(extensions);
     match state.session(&id) {
-        Some(session) => Ok((id, session)),
+        Some(session) if session.owner == caller => Ok((id, session)),
+        Some(_) => {
+            tracing::warn!(caller = ?caller, "a request named another caller's session");
+            Err(rpc_error_response(StatusCode::NOT_FOUND, None, -32001, "Session not found"))
+        }
         None => Err(rpc_error_response(StatusCode::NOT_FOUND, None, -32001, "Session not found")),
     }
+}
+
+/// Who is calling, when the request carries a verified identity.
+pub(super) fn principal(extensions: &http::Extensions) -> Option<String> {
+    extensions.get::<Arc<AuthInfo>>().and_then(|info| info.principal().map(str::to_owned))
 }
 
 /// A 2025-11-25 request whose `MCP-Protocol-Version` header names a revision this server does
@@ -148,14 +163,15 @@ pub(super) fn unsupported_version(headers: &HeaderMap) -> Option<Response> {
 }
 
 /// DELETE: the client ends its session.
-pub(super) fn delete(state: Arc<HttpState>, headers: &HeaderMap) -> Response {
+pub(super) fn delete(state: Arc<HttpState>, request: &Request) -> Response {
+    let headers = request.headers();
     if state.sessionless() {
         let mut response =
             plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server is stateless");
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    let (id, _) = match named_session(&state, headers) {
+    let (id, _) = match named_session(&state, headers, request.extensions()) {
         Ok(found) => found,
         Err(response) => return response,
     };
@@ -176,7 +192,7 @@ pub(super) fn get(state: Arc<HttpState>, request: Request) -> Response {
     if !accepts(request.headers(), "text/event-stream") {
         return plain(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
     }
-    let (_, http_session) = match named_session(&state, request.headers()) {
+    let (_, http_session) = match named_session(&state, request.headers(), request.extensions()) {
         Ok(found) => found,
         Err(response) => return response,
     };

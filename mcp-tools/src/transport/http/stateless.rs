@@ -23,6 +23,7 @@ use super::sessions::HttpState;
 use super::sse::{call_stream, sse_response};
 use super::wire::{Peek, VERSION_HEADER, first_message, is_answer_to, rpc_error_response};
 use crate::context::HttpParts;
+use crate::context::auth::AuthInfo;
 use crate::dispatch::session::Session;
 use crate::dispatch::{Origin, Received};
 use crate::protocol::stateless::{Envelope, HEADER_MISMATCH};
@@ -82,6 +83,7 @@ pub(super) async fn post(state: &HttpState, parts: Parts, body: Bytes, peek: Pee
         headers: parts.headers,
         peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
         session_id: None,
+        auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
     }));
     let origin = Origin { reply, http, close: None };
     let received = session.handle_message(&body, &origin);
@@ -215,6 +217,9 @@ async fn answer(
     // (`always_sse`): the status is what tells the client what went wrong.
     let status = status_of(&first);
     let answered = is_answer_to(&first, request_id.as_ref());
+    if answered && let Some(response) = super::auth::step_up(state, &first) {
+        return response;
+    }
     if answered && (!state.options.always_sse || status != StatusCode::OK) {
         return (status, [(header::CONTENT_TYPE, "application/json")], first).into_response();
     }

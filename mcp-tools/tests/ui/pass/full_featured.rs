@@ -38,6 +38,7 @@ struct Range {
     meta = json!({"example.com/owner": "data-team"}),
     icons = ["https://example.com/db.png"],
     timeout = "30s",
+    scopes = ["db:read"],
 )]
 async fn query(
     /// The SQL text.
@@ -52,9 +53,10 @@ async fn query(
     #[tool(rename = "dryRun", default = false)] dry_run: bool,
     hits: State<Hits>,
     ctx: Context,
+    caller: mcp_tools::Auth,
 ) -> Result<Page, ToolError> {
     hits.count.fetch_add(1, Ordering::Relaxed);
-    let _ = (sql, limit, cursor, r#type, dry_run, ctx.tool_name());
+    let _ = (sql, limit, cursor, r#type, dry_run, ctx.tool_name(), caller.subject());
     Ok(Page { rows: Vec::new(), next: None })
 }
 

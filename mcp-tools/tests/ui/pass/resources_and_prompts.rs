@@ -49,8 +49,9 @@ fn page(#[resource(rename = "book")] book_number: u32, page: u16) -> std::io::Re
 }
 
 /// A file of the library's shelf, at any depth.
-#[resource(uri = "library://shelf/{+path}", mime_type = "text/plain")]
-fn shelf(path: String) -> String {
+#[resource(uri = "library://shelf/{+path}", mime_type = "text/plain", scopes = ["library:read"])]
+fn shelf(path: String, auth: mcp_tools::Auth) -> String {
+    let _ = auth.subject();
     path
 }
 
@@ -116,7 +117,7 @@ fn main() {
     assert_eq!(about(), "A small library.");
     assert_eq!(cover().len(), 4);
     assert_eq!(hello(), "Hello!");
-    assert_eq!(shelf("a/b.txt".to_owned()), "a/b.txt");
+    assert_eq!(shelf("a/b.txt".to_owned(), mcp_tools::Auth::default()), "a/b.txt");
     let _ = (catalog, book, page, summarise, recommendation);
     let _ = (reexported::reexported(), reexported::reexported_prompt());
 }
