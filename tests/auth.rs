@@ -480,7 +480,7 @@ async fn scoped_tools_resources_and_prompts_are_hidden_and_answered_with_the_ste
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let challenge = challenge.unwrap();
     assert!(challenge.starts_with(r#"Bearer error="insufficient_scope""#), "{challenge}");
-    assert!(challenge.contains(r#"scope="notes:write""#), "{challenge}");
+    assert!(challenge.contains(r#"scope="notes:read notes:write""#), "{challenge}");
     assert!(
         challenge
             .contains(r#"resource_metadata="http://localhost/.well-known/oauth-protected-resource/mcp""#)
@@ -490,7 +490,7 @@ async fn scoped_tools_resources_and_prompts_are_hidden_and_answered_with_the_ste
     // A handler's own decision: someone else's note needs notes:admin.
     let (status, challenge, _, _) = send(&app, ask(call(3, "delete_note", json!({"owner": "user-2"})))).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    assert!(challenge.unwrap().contains(r#"scope="notes:admin""#));
+    assert!(challenge.unwrap().contains(r#"scope="notes:read notes:admin""#));
     let (status, _, body, _) = send(&app, ask(call(4, "delete_note", json!({"owner": "user-1"})))).await;
     assert_eq!(
         (status, body["result"]["content"][0]["text"].as_str()),
@@ -510,7 +510,7 @@ async fn scoped_tools_resources_and_prompts_are_hidden_and_answered_with_the_ste
         json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "notes://secret"}});
     let (status, challenge, _, _) = send(&app, ask(read.clone())).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    assert!(challenge.unwrap().contains(r#"scope="notes:secret""#));
+    assert!(challenge.unwrap().contains(r#"scope="notes:read notes:secret""#));
     let (_, _, list, _) = send(&app, ask(json!({"jsonrpc": "2.0", "id": 8, "method": "prompts/list"}))).await;
     assert_eq!(list["result"]["prompts"], json!([]));
     let get = json!({"jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": {"name": "audit"}});
@@ -571,7 +571,7 @@ async fn stateless_requests_are_authorized_the_same_way() {
     );
     let (status, challenge, _, _) = send(&app, request(Some(&reader), "write_note")).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    assert!(challenge.unwrap().contains(r#"scope="notes:write""#));
+    assert!(challenge.unwrap().contains(r#"scope="notes:read notes:write""#));
 }
 
 #[tokio::test]

@@ -190,9 +190,13 @@ impl Authorization {
         self.challenge(ChallengeKind::Malformed)
     }
 
-    /// The step-up challenge for an operation needing `scopes`.
+    /// The step-up challenge for an operation needing `scopes`: they are named together with
+    /// the server's required ones, so a client that replaces its scopes with the challenge's
+    /// (as some do) still gets a token every request accepts.
     pub(crate) fn insufficient_scope(&self, scopes: &[String]) -> Challenge {
-        self.challenge(ChallengeKind::InsufficientScope(scopes.to_vec()))
+        let mut all = self.required_scopes.clone();
+        all.extend(scopes.iter().filter(|s| !self.required_scopes.contains(s)).cloned());
+        self.challenge(ChallengeKind::InsufficientScope(all))
     }
 
     fn challenge(&self, kind: ChallengeKind) -> Challenge {
@@ -352,7 +356,7 @@ mod tests {
         assert_eq!(step_up.status, 403);
         let header = step_up.www_authenticate.unwrap();
         assert!(header.starts_with(r#"Bearer error="insufficient_scope", resource_metadata=""#), "{header}");
-        assert!(header.contains(r#"scope="notes:write""#), "{header}");
+        assert!(header.contains(r#"scope="notes:read notes:write""#), "{header}");
         let metadata = auth.metadata();
         assert_eq!(metadata["resource"], "https://mcp.example.com/mcp");
         assert_eq!(metadata["authorization_servers"], json!(["https://login.example.com"]));
