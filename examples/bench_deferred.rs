@@ -152,6 +152,17 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
+    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
+        println!(
+            "Deferred mode as a client sees it, on a synthetic catalog (see bench/deferred.md).\n\
+             usage: bench_deferred (no options; scripts/bench-deferred.sh builds and runs it)"
+        );
+        return;
+    }
+    if let Some(arg) = std::env::args().nth(1) {
+        eprintln!("bench_deferred: unknown argument {arg} (it takes none; see --help)");
+        std::process::exit(2);
+    }
     let tools = catalog();
     let direct = server(&tools, false).tools_json().to_string().len();
     let deferred = server(&tools, true).tools_json().to_string().len();

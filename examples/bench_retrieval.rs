@@ -477,6 +477,13 @@ fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--help" | "-h" => {
+                println!(
+                    "Retrieval quality of deferred search on a labelled benchmark (see bench/retrieval.md).\n\
+                     usage: bench_retrieval [--data DIR] [--model DIR] [--label TEXT] [--set KEY=VALUE]... [--dump]"
+                );
+                return Ok(());
+            }
             "--data" => dir = args.next().ok_or("--data needs a directory")?.into(),
             "--dump" => dump = true,
             "--model" => model = Some(args.next().ok_or("--model needs a directory")?.into()),

@@ -475,16 +475,27 @@ fn micros(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e6)
 }
 
-fn main() {
+const USAGE: &str = "usage: bench_search [--tools N (10000)] [--queries N (20000)]";
+
+fn main() -> std::process::ExitCode {
     let mut n_tools = 10_000;
     let mut n_queries = 20_000;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let value = args.next().and_then(|v| v.parse().ok()).expect("a number after the option");
-        match arg.as_str() {
-            "--tools" => n_tools = value,
-            "--queries" => n_queries = value,
-            _ => panic!("unknown option {arg}"),
+        if arg == "--help" || arg == "-h" {
+            println!(
+                "Speed of deferred-mode search over a synthetic catalog (see bench/search.md).\n{USAGE}"
+            );
+            return std::process::ExitCode::SUCCESS;
+        }
+        let value = args.next().and_then(|v| v.replace('_', "").parse().ok());
+        match (arg.as_str(), value) {
+            ("--tools", Some(value)) => n_tools = value,
+            ("--queries", Some(value)) => n_queries = value,
+            _ => {
+                eprintln!("bench_search: {arg} is not an option, or lacks its number\n{USAGE}");
+                return std::process::ExitCode::from(2);
+            }
         }
     }
     let mut rng = Rng(0x5eed);
@@ -577,4 +588,5 @@ fn main() {
     println!("| search mean | {} µs | |", micros(mean));
     println!("\n{NOTES}");
     eprintln!("({hits} hits in all)");
+    std::process::ExitCode::SUCCESS
 }

@@ -1310,6 +1310,13 @@ fn main() -> ExitCode {
     }
     let (mut calls, mut clients, mut transport, mut echo_only) =
         (1_000_000u64, 64usize, "both".to_owned(), false);
+    const USAGE: &str = "usage: bench_soak [--calls N (1000000)] [--clients N (64)] [--transport stdio|http|both] [--echo-only] [--cancel-delay-ms N (1)]\n       bench_soak serve-stdio | serve-http";
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!(
+            "Soak benchmark: a million calls over stdio and HTTP (see bench/soak.md, scripts/soak.sh).\n{USAGE}"
+        );
+        return ExitCode::SUCCESS;
+    }
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = || it.next().cloned().unwrap_or_else(|| panic!("a value after {arg}"));
@@ -1322,9 +1329,7 @@ fn main() -> ExitCode {
                 CANCEL_DELAY_MS.store(value().parse().expect("--cancel-delay-ms N"), Ordering::Relaxed)
             }
             _ => {
-                eprintln!(
-                    "usage: bench_soak [--calls N (1000000)] [--clients N (64)] [--transport stdio|http|both] [--echo-only] [--cancel-delay-ms N (1)]\n       bench_soak serve-stdio | serve-http"
-                );
+                eprintln!("{USAGE}");
                 return ExitCode::from(2);
             }
         }

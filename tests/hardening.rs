@@ -34,7 +34,7 @@ impl Drop for OnDrop {
 #[tool]
 async fn hold(probe: State<Probe>) -> String {
     probe.started.fetch_add(1, Ordering::SeqCst);
-    let _guard = OnDrop(probe.0.clone());
+    let _guard = OnDrop(probe.arc().clone());
     std::future::pending::<()>().await;
     unreachable!()
 }

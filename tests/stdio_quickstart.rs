@@ -289,3 +289,34 @@ fn auth_options_are_checked_before_serving() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("needs --auth-issuer URL or --auth-token-file FILE"), "{stderr}");
 }
+
+#[test]
+fn http_prints_its_url_and_help_survives_a_closed_pipe() {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(example_binary("quickstart"))
+        .args(["--http", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        line.contains("serving MCP at http://127.0.0.1:")
+            && line.trim_end().ends_with("/mcp (Ctrl-C to stop)"),
+        "{line}"
+    );
+
+    // `--help | head -1`: the reader goes away; the server must not panic.
+    let mut child = std::process::Command::new(example_binary("quickstart"))
+        .arg("--help")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
+}

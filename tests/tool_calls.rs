@@ -53,6 +53,23 @@ async fn explode(message: String) -> String {
     panic!("boom: {message}");
 }
 
+/// Fails with an anyhow error carrying context.
+#[tool]
+async fn read_config(path: String) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    Ok(text)
+}
+
+/// Fails with a plain message, or a boxed error.
+#[tool]
+async fn fail_plainly(boxed: bool) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    if boxed {
+        return Err(std::io::Error::other("the disk is full").into());
+    }
+    Err("no luck".into())
+}
+
 /// Fails with an I/O error.
 #[tool]
 async fn read_missing() -> std::io::Result<String> {
@@ -88,7 +105,7 @@ impl Default for Gate {
 /// Waits until the gate opens.
 #[tool]
 async fn gated(gate: State<Gate>) -> String {
-    let _permit = gate.0.0.acquire().await.expect("the gate is never closed");
+    let _permit = gate.0.acquire().await.expect("the gate is never closed");
     "through".into()
 }
 
@@ -472,4 +489,20 @@ async fn serve_speaks_newline_delimited_json_over_any_stream() {
     let by_id = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap();
     assert_eq!(by_id(2)["result"]["isError"], true, "the panic became a result");
     assert_eq!(by_id(3)["result"]["structuredContent"]["result"], 50, "answered after EOF");
+}
+
+#[tokio::test]
+async fn anyhow_and_boxed_errors_become_error_results_with_their_causes() {
+    let c = client().await;
+    let r = c.call("read_config", json!({"path": "/definitely/not/here.toml"})).await.unwrap();
+    assert!(r.is_error());
+    assert!(
+        r.text().starts_with("reading /definitely/not/here.toml: No such file or directory"),
+        "the context, then its cause: {}",
+        r.text()
+    );
+    let r = c.call("fail_plainly", json!({"boxed": false})).await.unwrap();
+    assert_eq!((r.is_error(), r.text()), (true, "no luck".to_owned()));
+    let r = c.call("fail_plainly", json!({"boxed": true})).await.unwrap();
+    assert_eq!((r.is_error(), r.text()), (true, "the disk is full".to_owned()));
 }

@@ -173,7 +173,17 @@ pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                     }
                 }
             }
-            _ => unknown(cx, meta, "`#[tool]` argument", TOOL_ARGS),
+            other => match annotation_named(other) {
+                // A hint written where the tool's arguments go.
+                Some(hint) => {
+                    cx.error_spanned_by(
+                        &meta.path,
+                        format!("`{other}` is an annotation: write it inside `annotations(...)`, as in `#[tool(annotations({hint}))]`"),
+                    );
+                    skip_value(meta);
+                }
+                None => unknown(cx, meta, "`#[tool]` argument", TOOL_ARGS),
+            },
         }
     });
     attr
@@ -331,6 +341,35 @@ fn skip_value(meta: &ParseNestedMeta<'_>) {
     }
 }
 
+/// The hint `name` spells some other way: the MCP wire name (`readOnlyHint`), snake case with
+/// the suffix (`idempotent_hint`), camel case (`openWorld`).
+fn annotation_named(name: &str) -> Option<&'static str> {
+    let plain: String = name.chars().filter(|c| *c != '_').collect::<String>().to_ascii_lowercase();
+    let plain = plain.strip_suffix("hint").unwrap_or(&plain);
+    match plain {
+        "readonly" => Some(READ_ONLY),
+        "destructive" => Some(DESTRUCTIVE),
+        "idempotent" => Some(IDEMPOTENT),
+        "openworld" => Some(OPEN_WORLD),
+        _ => None,
+    }
+}
+
+/// A hint's name in the protocol (`readOnlyHint`).
+fn wire_name(hint: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in hint.split('_').enumerate() {
+        let mut chars = part.chars();
+        match (i, chars.next()) {
+            (0, Some(c)) => out.push(c),
+            (_, Some(c)) => out.push(c.to_ascii_uppercase()),
+            _ => {}
+        }
+        out.extend(chars);
+    }
+    out + "Hint"
+}
+
 /// The known name nearest to a typo, if it is close: one the typo starts (`mime` for
 /// `mime_type`), else the nearest by edit distance.
 pub fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
@@ -483,8 +522,22 @@ fn parse_annotations(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> Option<Annotation
                 set_str(cx, &inner, &mut a.title);
                 return Ok(());
             }
-            _ => {
-                unknown(cx, &inner, "annotation", ANNOTATION_ARGS);
+            other => {
+                match annotation_named(other) {
+                    // The wire name (`readOnlyHint`) or another spelling of a hint.
+                    Some(hint) => {
+                        cx.error_spanned_by(
+                            &inner.path,
+                            format!(
+                                "unknown annotation `{other}` (did you mean `{hint}`? MCP's wire name `{}` is written `{hint}` here); expected {}",
+                                wire_name(hint),
+                                one_of(ANNOTATION_ARGS)
+                            ),
+                        );
+                        skip_value(&inner);
+                    }
+                    None => unknown(cx, &inner, "annotation", ANNOTATION_ARGS),
+                }
                 return Ok(());
             }
         };

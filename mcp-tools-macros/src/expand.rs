@@ -3,9 +3,12 @@
 //! per attribute, and here the pieces they share. Generated code names only
 //! `::mcp_tools::__private` paths (or `crate = "..."`'s).
 
+mod main;
 mod prompt;
 mod resource;
 mod tool;
+
+pub use main::main;
 
 use proc_macro2::{Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};

@@ -31,3 +31,9 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::prompt(args.into(), item.into()).into()
 }
+
+/// Defines `fn main()` for a server binary. Documented in `mcp_tools::main`.
+#[proc_macro]
+pub fn main(input: TokenStream) -> TokenStream {
+    expand::main(input.into()).into()
+}

@@ -12,28 +12,29 @@ use crate::transport::memory::Connection;
 
 const USAGE: &str = "\
 USAGE:
-    {bin}                      serve MCP over stdio (what MCP hosts run)
-    {bin} list                 print the tools as `tools/list` sends them (JSON)
-    {bin} call NAME [ARGS] [--stateless]
-                               call tool NAME with ARGS (a JSON object, default {}) and
-                               print the result; exit code 1 if the result is an error.
-                               --stateless: as a 2026-07-28 client (default: 2025-11-25)
-    {bin} --http ADDR [OPTIONS]
-                               serve Streamable HTTP at http://ADDR/mcp; ADDR is HOST:PORT
-                               or a PORT on 127.0.0.1. OPTIONS:
-          --stateless          no sessions (for several instances behind a load balancer)
-          --sse                answer every request with an SSE stream, not only streaming ones
-          --resumable          resumable SSE streams: event ids, Last-Event-ID replay (SEP-1699)
-          --allow-host HOST    also accept this Host (default: loopback names only)
-          --allow-any-host     accept any Host (only behind a proxy that checks it)
-          --allow-origin URL   also accept browser requests from this origin
-          --path PATH          the endpoint's path (default /mcp)
-          --auth-audience URL  require OAuth access tokens issued for this resource (the
-                               server's canonical URI, e.g. https://mcp.example.com/mcp), with:
-          --auth-issuer URL      JWTs of this issuer (keys found through its metadata), or
-          --auth-token-file F    static tokens, one a line: TOKEN SUBJECT [SCOPE ...]
-          --auth-scopes A,B    scopes every request needs (feature `auth`)
-    {bin} --help | --version
+  {bin}
+      serve MCP over stdio (what MCP hosts run)
+  {bin} list
+      print the tools as `tools/list` sends them (JSON)
+  {bin} call NAME [ARGS] [--stateless]
+      call tool NAME with ARGS (a JSON object, default {}) and print the result; exit code 1
+      if the result is an error. Each call is a new process: state does not carry over.
+      --stateless: as a 2026-07-28 client (default: 2025-11-25)
+  {bin} --http ADDR [OPTIONS]
+      serve Streamable HTTP at http://ADDR/mcp; ADDR is HOST:PORT or a PORT on 127.0.0.1.
+      --stateless          no sessions (for several instances behind a load balancer)
+      --sse                answer every request with an SSE stream, not only streaming ones
+      --resumable          resumable SSE streams: event ids, Last-Event-ID replay (SEP-1699)
+      --allow-host HOST    also accept this Host (default: loopback names only)
+      --allow-any-host     accept any Host (only behind a proxy that checks it)
+      --allow-origin URL   also accept browser requests from this origin
+      --path PATH          the endpoint's path (default /mcp)
+      --auth-audience URL  require OAuth access tokens issued for this resource (the server's
+                           canonical URI, e.g. https://mcp.example.com/mcp), verified with
+      --auth-issuer URL      JWTs of this issuer (keys found through its metadata), or
+      --auth-token-file F    static tokens, one a line: TOKEN SUBJECT [SCOPE ...]
+      --auth-scopes A,B    scopes every request needs (feature `auth`)
+  {bin} --help | --version
 
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
 
@@ -117,23 +118,39 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
         .unwrap_or_else(|| server.info().name.clone());
     let usage = USAGE.replace("{bin}", &bin);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let serving = matches!(args.as_slice(), [] | ["--http", ..]);
+    if let (true, Some(warning)) = (serving, server.empty_catalog_warning()) {
+        tracing::warn!("{warning}");
+    }
     match args.as_slice() {
-        [] => match server.serve_stdio().await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                tracing::error!("stdio transport failed: {e}");
-                ExitCode::FAILURE
+        [] => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                // A person ran it: say what this is rather than seem to hang.
+                eprintln!(
+                    "{} {}: an MCP server, speaking JSON-RPC on stdin/stdout to an MCP host (Claude Desktop, an IDE, the MCP Inspector). \
+                     Waiting for a host on stdin (Ctrl-D to quit). Try `{bin} list`, `{bin} call NAME '{{…}}'`, `{bin} --http 8080` or `{bin} --help`.",
+                    server.info().name,
+                    server.info().version
+                );
             }
-        },
+            serve_stdio(server).await
+        }
         ["-h" | "--help" | "help"] => {
-            println!("{} {}: an MCP server\n\n{usage}", server.info().name, server.info().version);
+            print_text(&format!(
+                "{} {}: an MCP server\n\n{usage}",
+                server.info().name,
+                server.info().version
+            ));
             ExitCode::SUCCESS
         }
         ["-V" | "--version"] => {
-            println!("{} {}", server.info().name, server.info().version);
+            print_text(&format!("{} {}", server.info().name, server.info().version));
             ExitCode::SUCCESS
         }
         ["list"] => {
+            if let Some(warning) = server.empty_catalog_warning() {
+                eprintln!("warning: {warning}");
+            }
             print_json(&server.tools_json());
             ExitCode::SUCCESS
         }
@@ -197,6 +214,21 @@ async fn call(server: &Server, name: &str, arguments: &str, stateless: bool) -> 
             ExitCode::from(2)
         }
     }
+}
+
+async fn serve_stdio(server: &Server) -> ExitCode {
+    match server.serve_stdio().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("stdio transport failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints to stdout; a closed pipe (`| head`) is not an error.
+fn print_text(text: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 
 fn print_json(value: &Value) {
@@ -276,10 +308,24 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match server.serve_http(addr, options).await {
-        Ok(()) => ExitCode::SUCCESS,
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
         Err(e) => {
             eprintln!("error: cannot serve HTTP on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let local = listener.local_addr().map_or_else(|_| addr.to_string(), |a| a.to_string());
+    eprintln!(
+        "{} {}: serving MCP at http://{local}{} (Ctrl-C to stop)",
+        server.info().name,
+        server.info().version,
+        options.endpoint_path()
+    );
+    match server.serve_http_on(listener, options, crate::transport::shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: serving HTTP on {local} failed: {e}");
             ExitCode::FAILURE
         }
     }

@@ -37,9 +37,24 @@
 //! * [`deferred`]: catalogs of thousands of tools behind search / describe / call meta-tools.
 //! * [`HttpOptions`]: the Streamable HTTP transport (`--http`, or mount it in an axum router).
 //!
-//! Cargo features: `http` (default) is the Streamable HTTP transport; `embeddings` adds
+//! * `auth` (feature): OAuth 2.1 authorization for the HTTP transport, per-tool scopes.
+//!
+//! ```toml
+//! [dependencies]
+//! mcp-tools = "0.1"                                   # features: "auth", "embeddings"
+//! serde = { version = "1", features = ["derive"] }    # the same major versions as mcp-tools
+//! schemars = "1"                                      # (not 0.8)
+//! ```
+//!
+//! Cargo features: `http` (default) is the Streamable HTTP transport; `auth` makes it an OAuth
+//! resource server (`HttpOptions::authorization`, `#[tool(scopes = [...])]`); `embeddings` adds
 //! `deferred::SentenceEmbedder`, sentence embeddings on the CPU for
-//! [`deferred::HybridRanker`] (deferred search by meaning as well as by words).
+//! [`deferred::HybridRanker`] (deferred search by meaning as well as by words). The legacy
+//! HTTP+SSE transport of 2024-11-05 is not served.
+//!
+//! `#[tool]` functions in a library crate are served by a binary that names the library
+//! (`mcp_tools::main!()` does for the package's own); otherwise the linker leaves them out and
+//! the server warns that it has nothing to serve.
 
 #![warn(missing_docs, missing_debug_implementations)]
 
@@ -81,6 +96,15 @@ pub use registry::catalog::{CompletionRef, CompletionRequest};
 pub use server::{Server, ServerBuilder, ToolInfo};
 #[cfg(feature = "http")]
 pub use transport::http::options::HttpOptions;
+
+/// The schemars (1.x) that mcp-tools derives schemas with. Argument and return types must derive
+/// `JsonSchema` from this same major version: with `schemars = "0.8"` in your `Cargo.toml`,
+/// `#[derive(JsonSchema)]` implements another crate's trait and the type is refused.
+pub use schemars;
+/// The serde (1.x) that mcp-tools decodes arguments and encodes results with.
+pub use serde;
+/// The serde_json that mcp-tools speaks JSON with.
+pub use serde_json;
 
 /// Turns an `async fn` into an MCP tool. See the [attribute reference](crate::docs::tool_attribute).
 pub use mcp_tools_macros::tool;
@@ -162,14 +186,9 @@ pub struct ReadmeDoctests;
 ///
 /// which gives the binary the ready-made command line (`--help`, `list`, `call`, and stdio
 /// serving with no arguments). Write that `main` yourself to add shared state or runtime tools.
-#[macro_export]
-macro_rules! main {
-    () => {
-        fn main() -> ::std::process::ExitCode {
-            $crate::Server::builder()
-                .name(::core::env!("CARGO_PKG_NAME"))
-                .version(::core::env!("CARGO_PKG_VERSION"))
-                .run()
-        }
-    };
-}
+///
+/// In a binary of a package that also has a library (`src/lib.rs`), it also names that library
+/// (`extern crate my_library as _;`): `#[tool]` functions defined there are then linked in and
+/// served. (A `main` you write yourself needs `use my_library as _;` for that, unless it uses
+/// something of the library anyway.)
+pub use mcp_tools_macros::main;

@@ -264,7 +264,8 @@ impl<T: DeserializeOwned + JsonSchema> ToolArg for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a #[tool] argument: it does not implement `serde::Deserialize`",
     label = "this argument type",
-    note = "derive `serde::Deserialize` for it: the call's arguments are decoded into it"
+    note = "derive `serde::Deserialize` for it: the call's arguments are decoded into it",
+    note = "if it already derives `Deserialize`, your crate may use another major version of serde than mcp-tools (1.x): `cargo tree -d -i serde` shows duplicates; `mcp_tools::serde` is the one to use"
 )]
 pub trait ArgDeserialize: DeserializeOwned {}
 #[diagnostic::do_not_recommend]
@@ -274,7 +275,8 @@ impl<T: DeserializeOwned> ArgDeserialize for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a #[tool] argument: it does not implement `schemars::JsonSchema`",
     label = "this argument type",
-    note = "derive `schemars::JsonSchema` for it: the tool's input schema is generated from it"
+    note = "derive `schemars::JsonSchema` for it: the tool's input schema is generated from it",
+    note = "if it already derives `JsonSchema`, your crate may use another major version of schemars than mcp-tools (1.x; 0.8 is a different crate to Rust): `cargo tree -d -i schemars` shows duplicates; depend on `schemars = \"1\"`, or use `mcp_tools::schemars`"
 )]
 pub trait ArgSchema: JsonSchema {}
 #[diagnostic::do_not_recommend]
@@ -285,8 +287,42 @@ impl<T: JsonSchema> ArgSchema for T {}
 
 /// Checks an argument's type.
 pub const fn assert_arg<T: ArgDeserialize + ArgSchema>() {}
-/// Checks a return type (or a `Result`'s `Ok` type).
+/// Checks a return type (or a `Result`'s `Ok` type) with an output of its own.
 pub const fn assert_output<T: ToolOutput>() {}
+/// Checks any other return type, each need on its own.
+pub const fn assert_output_parts<T: OutputSerialize + OutputSchema + OutputSend>() {}
+
+/// The encoding third of a structured output.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a #[tool] function: it does not implement `serde::Serialize`",
+    label = "this return type",
+    note = "derive `serde::Serialize` for it (for `Vec<T>`, `Option<T>`, a map or a tuple: for the element types), or return `String`, `()` or `mcp_tools::ToolResult`",
+    note = "if it already derives `Serialize`, your crate may use another major version of serde than mcp-tools (1.x): `cargo tree -d -i serde` shows duplicates"
+)]
+pub trait OutputSerialize: Serialize {}
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> OutputSerialize for T {}
+
+/// The schema third of a structured output.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a #[tool] function: it does not implement `schemars::JsonSchema`",
+    label = "this return type",
+    note = "derive `schemars::JsonSchema` for it (for `Vec<T>`, `Option<T>`, a map or a tuple: for the element types): the tool's output schema is generated from it",
+    note = "if it already derives `JsonSchema`, your crate may use another major version of schemars than mcp-tools (1.x; 0.8 is a different crate to Rust): `cargo tree -d -i schemars` shows duplicates"
+)]
+pub trait OutputSchema: JsonSchema {}
+#[diagnostic::do_not_recommend]
+impl<T: JsonSchema> OutputSchema for T {}
+
+/// The thread third of a structured output.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a #[tool] function: it is not `Send`",
+    label = "this return type",
+    note = "tools run on a multi-threaded runtime: hold `Arc` rather than `Rc`, and no `RefCell` borrows across `.await`"
+)]
+pub trait OutputSend: Send {}
+#[diagnostic::do_not_recommend]
+impl<T: Send> OutputSend for T {}
 /// Checks a return type named `Result`.
 pub const fn assert_result<R: IsResult>() {}
 /// Checks a context parameter's type.
@@ -320,9 +356,9 @@ bound! {
 }
 bound! {
     #[diagnostic::on_unimplemented(
-        message = "this `{Self}` is not `mcp_tools::Context` or `mcp_tools::State<T>`",
+        message = "this `{Self}` is not `mcp_tools::Context`, `mcp_tools::State<T>` or `mcp_tools::Auth`",
         label = "#[resource] fills a parameter whose type is named `Context` or `State` from the request's context",
-        note = "use `mcp_tools::Context` or `mcp_tools::State<T>`; to take your type as a URI variable instead, name it through an alias (e.g. `type UserContext = Context;`)"
+        note = "use `mcp_tools::Context`, `mcp_tools::State<T>` or `mcp_tools::Auth`; to take your type as a URI variable instead, name it through an alias (e.g. `type UserContext = Context;`)"
     )]
     ResourceContext: FromContext
 }
@@ -365,9 +401,9 @@ bound! {
 }
 bound! {
     #[diagnostic::on_unimplemented(
-        message = "this `{Self}` is not `mcp_tools::Context` or `mcp_tools::State<T>`",
+        message = "this `{Self}` is not `mcp_tools::Context`, `mcp_tools::State<T>` or `mcp_tools::Auth`",
         label = "#[prompt] fills a parameter whose type is named `Context` or `State` from the request's context",
-        note = "use `mcp_tools::Context` or `mcp_tools::State<T>`; to take your type as an argument instead, name it through an alias (e.g. `type UserContext = Context;`)"
+        note = "use `mcp_tools::Context`, `mcp_tools::State<T>` or `mcp_tools::Auth`; to take your type as an argument instead, name it through an alias (e.g. `type UserContext = Context;`)"
     )]
     PromptContext: FromContext
 }

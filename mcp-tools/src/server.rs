@@ -558,6 +558,24 @@ impl Server {
         self.shared.catalog.load().prompt_names()
     }
 
+    /// The warning for a server that serves nothing: no tools, resources or prompts. The usual
+    /// cause is `#[tool]` functions in a library crate the binary never names, which the linker
+    /// then leaves out.
+    pub(crate) fn empty_catalog_warning(&self) -> Option<String> {
+        let catalog = self.shared.catalog.load();
+        let empty = self.shared.registry.load().tools().is_empty()
+            && catalog.resources().is_empty()
+            && catalog.templates().is_empty()
+            && catalog.prompts().is_empty();
+        empty.then(|| {
+            "this server has no tools, resources or prompts. If its #[tool] functions are in a library \
+             crate, the binary must name that crate or the linker leaves them out: add `use my_library as _;` \
+             to main.rs (`mcp_tools::main!()` does it for the package's own library). See the README's \
+             Troubleshooting section."
+                .to_owned()
+        })
+    }
+
     /// What `tools/list` shows (every page), in one JSON value `{"tools": [...]}`. Deferred,
     /// that is the meta-tools and the pinned tools.
     pub fn tools_json(&self) -> Value {

@@ -112,6 +112,7 @@ impl TestClient {
         capabilities: Value,
         responder: impl Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync + 'static,
     ) -> TestClient {
+        warn_if_empty(server);
         let connection = Connection::open(server, Some(Arc::new(responder)));
         TestClient { connection }.initialized(capabilities).await
     }
@@ -119,6 +120,7 @@ impl TestClient {
     /// Connects as a 2026-07-28 client: no handshake; every request carries the stateless
     /// envelope, declaring no capabilities.
     pub fn connect_stateless(server: &Server) -> TestClient {
+        warn_if_empty(server);
         TestClient { connection: Connection::open_stateless(server, json!({}), None) }
     }
 
@@ -164,6 +166,7 @@ impl TestClient {
         capabilities: Value,
         responder: impl Fn(&str, &Value) -> Result<Value, RpcError> + Send + Sync + 'static,
     ) -> TestClient {
+        warn_if_empty(server);
         TestClient { connection: Connection::open_stateless(server, capabilities, Some(Arc::new(responder))) }
     }
 
@@ -179,6 +182,7 @@ impl TestClient {
 
     /// Connects without the handshake (to test the lifecycle itself).
     pub fn connect_uninitialized(server: &Server) -> TestClient {
+        warn_if_empty(server);
         TestClient { connection: Connection::open(server, None) }
     }
 
@@ -268,5 +272,14 @@ impl TestClient {
 impl std::fmt::Debug for TestClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TestClient").finish_non_exhaustive()
+    }
+}
+
+/// A test of a server with nothing in it is almost always a test whose `#[tool]` functions the
+/// linker left out (they live in a library crate the test never names): say so where the test's
+/// output shows it.
+fn warn_if_empty(server: &Server) {
+    if let Some(warning) = server.empty_catalog_warning() {
+        eprintln!("mcp_tools::testing: {warning}");
     }
 }

@@ -1,7 +1,7 @@
 //! `#[tool]`: the argument decoder, the input and output schema functions, the handler and the
 //! `ToolRegistration`.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, LitStr};
@@ -141,14 +141,15 @@ pub fn expand(
             quote!(#p::Check::<()>::new().output_schema(__mcp_gen)),
         ),
         Return::Value(ty) => {
-            params.asserts.push(assertion(quote!(#p::assert_output), quote!(#ty), ty));
+            let check = Ident::new(output_check(Some(ty)), Span::call_site());
+            params.asserts.push(assertion(quote!(#p::#check), quote!(#ty), ty));
             (
                 quote!(#p::Check::<#ty>::new().finish(#call, __mcp_plan)),
                 quote!(#p::Check::<#ty>::new().output_schema(__mcp_gen)),
             )
         }
-        Return::Result { ty, .. } => {
-            let checks = ["assert_result", "assert_output", "assert_error"];
+        Return::Result { ty, ok, .. } => {
+            let checks = ["assert_result", output_check(ok.as_deref()), "assert_error"];
             params.asserts.push(result_assertions(&p, &sig.ret, checks));
             (
                 quote!(#p::Check::<#ty>::new().finish_result(#call, __mcp_plan, #name)),
@@ -268,4 +269,20 @@ pub fn expand(
         handler: __mcp_handler,
     };
     registered(&p, params, items, "ToolRegistration", fields)
+}
+
+/// The assertion of a tool's output type: the types with an output of their own (`ToolResult`,
+/// `Widget`, text) are checked as `ToolOutput`s; any other type separately for each thing it
+/// needs (`Serialize`, `JsonSchema`, `Send`), so the error names what is missing.
+fn output_check(ty: Option<&syn::Type>) -> &'static str {
+    let special = match ty {
+        Some(syn::Type::Path(path)) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "ToolResult" | "Widget" | "String")),
+        Some(syn::Type::Reference(_) | syn::Type::Tuple(_)) | None => true,
+        Some(_) => false,
+    };
+    if special { "assert_output" } else { "assert_output_parts" }
 }

@@ -287,7 +287,23 @@ impl fmt::Debug for Context {
 ///     hits.count.fetch_add(1, Ordering::Relaxed) + 1
 /// }
 /// ```
-pub struct State<T>(pub Arc<T>);
+///
+/// It derefs to `T` (`hits.count` above); [`State::arc`] gives the shared `Arc<T>` itself (to
+/// keep it in a spawned task). Its field is private, so a tuple-struct state's own `.0` reads
+/// through: `State<Counter>` where `struct Counter(AtomicU64)` is `counter.0`.
+pub struct State<T>(Arc<T>);
+
+impl<T> State<T> {
+    /// The shared value's `Arc`.
+    pub fn arc(&self) -> &Arc<T> {
+        &self.0
+    }
+
+    /// The shared value's `Arc`, taking the parameter.
+    pub fn into_arc(self) -> Arc<T> {
+        self.0
+    }
+}
 
 impl<T> Deref for State<T> {
     type Target = T;

@@ -279,6 +279,7 @@ impl<T: Serialize> Widget<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + Send> ToolOutput for Widget<T> {
     fn output_schema(_: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
         None

@@ -100,15 +100,36 @@ impl ToolError {
     }
 }
 
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+/// Any error type converts (with `?`): every `std::error::Error + Send + Sync`, `anyhow::Error`
+/// and `eyre::Report` (both convert into a boxed error), a `Box<dyn Error + Send + Sync>`, and a
+/// `String` or `&str` message. The message is the error and its causes, outermost first
+/// (`reading config.toml: No such file or directory`), like anyhow's `{:#}`.
+impl<E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>> From<E> for ToolError {
     fn from(error: E) -> Self {
+        let error: Box<dyn std::error::Error + Send + Sync + 'static> = error.into();
         ToolError {
-            message: Cow::Owned(error.to_string()),
-            source: Some(Box::new(error)),
+            message: Cow::Owned(chain(&*error)),
+            source: Some(error),
             invalid_params: false,
             required_scopes: None,
         }
     }
+}
+
+/// An error's message followed by its causes' (each once: a cause whose text the message
+/// already ends with is not repeated).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !text.is_empty() && !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = inner.source();
+    }
+    message
 }
 
 impl fmt::Display for ToolError {
@@ -132,7 +153,7 @@ impl fmt::Debug for ToolError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the error type of a #[tool] function",
     label = "this error type",
-    note = "return `Result<T, mcp_tools::ToolError>` (for a message: `Err(ToolError::new(\"...\"))`), or use an error type implementing `std::error::Error + Send + Sync + 'static`"
+    note = "return `Result<T, mcp_tools::ToolError>` (for a message: `Err(ToolError::new(\"...\"))`), or use an error type implementing `std::error::Error + Send + Sync + 'static`, `anyhow::Error`, or anything else that converts into `Box<dyn std::error::Error + Send + Sync>`"
 )]
 pub trait IntoToolError {
     /// Converts the error.

@@ -333,7 +333,8 @@ pub enum OutputPlan {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a #[tool] function",
     label = "this return type",
-    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it (it must also be `Send`), or return `String`, `()`, `mcp_tools::ToolResult`, or a `Result` of one of these"
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it (it must also be `Send`), or return `String`, `()`, `mcp_tools::ToolResult`, or a `Result` of one of these",
+    note = "if it already derives both, your crate may use another major version of serde or schemars than mcp-tools (serde 1, schemars 1): `cargo tree -d` shows duplicates"
 )]
 pub trait ToolOutput: Send {
     /// The output schema this type advertises (before the schema policy), or `None` for
@@ -382,6 +383,7 @@ fn serialize_failure(error: serde_json::Error) -> ToolResult {
     ToolResult::error(format!("the tool's output could not be serialized: {error}"))
 }
 
+#[diagnostic::do_not_recommend]
 impl ToolOutput for ToolResult {
     fn output_schema(_: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
         None

@@ -66,7 +66,8 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         {
             problems.push(format!(
                 "tool `{}` ({origin}) takes `State<{type_name}>`, but no such state was registered; \
-                 add `.state(...)` with a `{type_name}` to the server builder",
+                 add `.state(...)` with a `{type_name}` to the server builder (with `mcp_tools::main!()`, \
+                 write `fn main() -> ExitCode {{ Server::builder().state(...).run() }}` instead)",
                 reg.name
             ));
         }

@@ -147,7 +147,7 @@ fn check_state(requirements: &[StateRequirement], state: &StateMap, what: &str, 
             && !state.contains(id)
         {
             problems.push(format!(
-                "{what} takes `State<{type_name}>`, but no such state was registered; add `.state(...)` with a `{type_name}` to the server builder"
+                "{what} takes `State<{type_name}>`, but no such state was registered; add `.state(...)` with a `{type_name}` to the server builder (with `mcp_tools::main!()`, write `fn main() -> ExitCode {{ Server::builder().state(...).run() }}` instead)"
             ));
         }
     }

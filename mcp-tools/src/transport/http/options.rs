@@ -175,6 +175,11 @@ impl HttpOptions {
         self
     }
 
+    /// The endpoint's path.
+    pub(crate) fn endpoint_path(&self) -> &str {
+        &self.path
+    }
+
     /// Whether requests need an access token.
     pub(crate) fn is_protected(&self) -> bool {
         #[cfg(feature = "auth")]

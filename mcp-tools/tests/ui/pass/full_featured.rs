@@ -60,6 +60,12 @@ async fn query(
     Ok(Page { rows: Vec::new(), next: None })
 }
 
+/// Parse a number; a `String` error is the message the model sees.
+#[tool]
+async fn parse_number(text: String) -> Result<i64, String> {
+    text.parse().map_err(|_| format!("not a number: {text}"))
+}
+
 /// Sum a range.
 #[tool(description = "Add the integers of a range.")]
 fn sum(Args(range): Args<Range>) -> i64 {
@@ -88,7 +94,10 @@ fn nothing() -> () {}
 
 fn main() {
     let server = Server::builder().state(Hits::default()).build().expect("the catalog is valid");
-    assert_eq!(server.tool_names(), ["db.query", "forget", "nothing", "picture", "read_file", "sum"],);
+    assert_eq!(
+        server.tool_names(),
+        ["db.query", "forget", "nothing", "parse_number", "picture", "read_file", "sum"],
+    );
 
     let query = server.tool("db.query").expect("db.query is served");
     assert_eq!(query.title.as_deref(), Some("Query the database"));

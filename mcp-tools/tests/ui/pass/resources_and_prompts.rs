@@ -80,6 +80,18 @@ fn recommendation(#[prompt(rename = "genre")] kind: Option<String>, ctx: Context
     Ok(PromptResult::new(vec![PromptMessage::user(format!("Recommend a {kind} book."))]).description("A recommendation"))
 }
 
+/// A chapter; a `String` error is the message the client gets.
+#[resource(uri = "library://chapters/{number}")]
+fn chapter(number: u32) -> Result<String, String> {
+    if number == 0 { Err("chapters start at 1".to_owned()) } else { Ok(format!("chapter {number}")) }
+}
+
+/// Quote a book; a `String` error is the message the client gets.
+#[prompt]
+fn quote(title: String) -> Result<String, String> {
+    if title.is_empty() { Err("name a book".to_owned()) } else { Ok(format!("Quote {title}.")) }
+}
+
 #[prompt(description = "Say hello.")]
 fn hello() -> &'static str {
     "Hello!"
@@ -112,12 +124,14 @@ fn main() {
         server.resource_uris(),
         ["library://about", "library://catalog", "library://cover.png", "library://reexported"]
     );
-    assert_eq!(server.prompt_names(), ["hello", "recommend", "reexported_prompt", "summarise"]);
+    assert_eq!(server.prompt_names(), ["hello", "quote", "recommend", "reexported_prompt", "summarise"]);
     // The functions stay callable as written.
     assert_eq!(about(), "A small library.");
     assert_eq!(cover().len(), 4);
     assert_eq!(hello(), "Hello!");
     assert_eq!(shelf("a/b.txt".to_owned(), mcp_tools::Auth::default()), "a/b.txt");
+    assert_eq!(chapter(0), Err("chapters start at 1".to_owned()));
+    assert_eq!(quote(String::new()), Err("name a book".to_owned()));
     let _ = (catalog, book, page, summarise, recommendation);
     let _ = (reexported::reexported(), reexported::reexported_prompt());
 }

@@ -1,0 +1,69 @@
+//! The most common layout of a real project, built as a user builds it: `#[tool]` functions in
+//! the package's library (`src/lib.rs`) and `mcp_tools::main!()` in its binary. The tools must be
+//! served (the linker leaves a library out unless the binary names it; `main!` does), and a
+//! binary that serves nothing must say why.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LIB: &str = r#"use mcp_tools::tool;
+
+/// Say hello from the library.
+#[tool]
+pub async fn hello_from_lib(name: String) -> String {
+    format!("hello {name}")
+}
+"#;
+
+/// A package `libtools` in a temporary folder: a library with one tool, and `main`.
+fn package(main: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("mcp-tools-libtools-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let manifest = format!(
+        "[package]\nname = \"libtools\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nmcp-tools = {{ path = {:?}, features = [\"auth\"] }}\n\n[workspace]\n",
+        root.join("mcp-tools")
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    // The workspace's lock file: the same versions, so the shared build cache serves.
+    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), LIB).unwrap();
+    std::fs::write(dir.join("src/main.rs"), main).unwrap();
+    dir
+}
+
+/// Builds the package in the workspace's target folder (its dependencies are built already)
+/// and runs `libtools list`: (stdout, stderr).
+fn build_and_list(dir: &Path) -> (String, String) {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let build = Command::new(cargo)
+        .args(["build", "--offline", "--quiet"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let list = Command::new(target.join("debug/libtools")).arg("list").output().unwrap();
+    assert!(list.status.success());
+    (String::from_utf8_lossy(&list.stdout).into_owned(), String::from_utf8_lossy(&list.stderr).into_owned())
+}
+
+#[test]
+fn tools_of_the_package_library_are_served_and_an_empty_server_says_why() {
+    let dir = package("mcp_tools::main!();\n");
+    let (tools, _) = build_and_list(&dir);
+    assert!(tools.contains("\"hello_from_lib\""), "main!() links the library's tools: {tools}");
+
+    // A main written by hand that never names the library serves nothing, and says why.
+    std::fs::write(
+        dir.join("src/main.rs"),
+        "fn main() -> std::process::ExitCode {\n    mcp_tools::Server::builder().run()\n}\n",
+    )
+    .unwrap();
+    let (tools, warning) = build_and_list(&dir);
+    assert!(!tools.contains("hello_from_lib"), "{tools}");
+    assert!(warning.contains("this server has no tools, resources or prompts"), "{warning}");
+    assert!(warning.contains("use my_library as _;"), "{warning}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
