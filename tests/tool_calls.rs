@@ -453,6 +453,10 @@ fn missing_state_is_a_start_up_error_naming_the_tool() {
     assert!(problems.contains("tool `count`"), "{problems}");
     assert!(problems.contains("State<tool_calls::Counter>"), "{problems}");
     assert!(problems.contains("tool `wait_forever`"), "{problems}");
+    assert!(
+        problems.contains("with `mcp_tools::main!()`, write `fn main()"),
+        "how to register it without a builder: {problems}"
+    );
 }
 
 #[tokio::test]

@@ -34,6 +34,10 @@ USAGE:
       --auth-issuer URL      JWTs of this issuer (keys found through its metadata), or
       --auth-token-file F    static tokens, one a line: TOKEN SUBJECT [SCOPE ...]
       --auth-scopes A,B    scopes every request needs (feature `auth`)
+  {bin} dev
+      the development loop, run by the MCP host as `cargo run -- dev`: serves stdio through a
+      child server, rebuilds when the package's sources change and swaps the new server in
+      without disconnecting the host (its `initialize` replayed, `list_changed` sent)
   {bin} --help | --version
 
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
@@ -167,6 +171,7 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
             }
         }
         ["--http", rest @ ..] => http(server, rest, &usage).await,
+        ["dev"] => crate::dev::run(server).await,
         _ => {
             eprintln!("error: unexpected arguments {args:?}\n\n{usage}");
             ExitCode::from(2)

@@ -68,6 +68,7 @@ pub mod auth;
 mod cli;
 mod context;
 pub mod deferred;
+mod dev;
 mod dispatch;
 mod model;
 mod protocol;

@@ -27,6 +27,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("transport", 8),
     ("testing", 9),
     ("cli", 9),
+    ("dev", 9),
     ("docs", 10),
 ];
 const ROOT_LAYER: u8 = 10;
