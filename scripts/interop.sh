@@ -44,6 +44,11 @@
 #    headless (oauth_e2e.mjs): 401 -> discovery -> registration -> code + PKCE -> token -> 200,
 #    hidden tools, 403 step-up -> new token -> 200, refused tokens, sessions bound to their
 #    caller, and no token in the server's debug log.
+# 7. The OpenAPI bridge at scale (tests/interop/openapi_github.mjs): GitHub's REST API description
+#    (npm @octokit/openapi, pinned, unpacked into .cache/interop/) served by examples/openapi
+#    over stdio to the TypeScript SDK 1.x: every generated tool passes the client's strict
+#    listTools, every output schema compiles, and deferred search finds the operation meant by
+#    natural requests.
 #
 # Everything downloaded goes to .cache/interop/ (git-ignored; kept between runs), except Debian
 # packages and tests/interop/node_modules. Servers bind to 127.0.0.1 on free ports and are
@@ -701,6 +706,34 @@ else
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
+fi
+
+# === 7. the OpenAPI bridge at scale =========================================================
+section "7. OpenAPI bridge: GitHub's REST API (npm @octokit/openapi) through examples/openapi, TypeScript SDK 1.x"
+OCTOKIT_VERSION=23.0.2
+OCTOKIT="$CACHE/octokit-$OCTOKIT_VERSION"
+GITHUB_SPEC="$OCTOKIT/package/generated/api.github.com.json"
+if ! bounded 900 cargo build --quiet --example openapi >"$LOGS/cargo-build-openapi.log" 2>&1; then
+  not_ok "setup: cargo build --example openapi"
+  show_tail "$LOGS/cargo-build-openapi.log"
+else
+  if [ ! -s "$GITHUB_SPEC" ]; then
+    note "npm pack @octokit/openapi@$OCTOKIT_VERSION into ${OCTOKIT#"$ROOT"/}"
+    rm -rf "$OCTOKIT"
+    mkdir -p "$OCTOKIT"
+    if ! bounded 300 npm pack --silent --pack-destination "$OCTOKIT" "@octokit/openapi@$OCTOKIT_VERSION" >"$LOGS/npm-pack-octokit.log" 2>&1 \
+      || ! tar -xzf "$OCTOKIT"/octokit-openapi-*.tgz -C "$OCTOKIT" package/generated/api.github.com.json 2>>"$LOGS/npm-pack-octokit.log"; then
+      show_tail "$LOGS/npm-pack-octokit.log"
+    fi
+    rm -f "$OCTOKIT"/octokit-openapi-*.tgz
+  fi
+  if [ ! -s "$GITHUB_SPEC" ]; then
+    not_ok "setup: @octokit/openapi@$OCTOKIT_VERSION's generated/api.github.com.json unpacked into ${OCTOKIT#"$ROOT"/}"
+  elif [ ! -d "$INTEROP/node_modules/@modelcontextprotocol/sdk" ]; then
+    not_ok "openapi: not run, tests/interop/node_modules (section 2) is missing"
+  else
+    run_checks openapi-github 240 node "$INTEROP/openapi_github.mjs" "$TARGET_DIR/debug/examples/openapi" "$GITHUB_SPEC"
+  fi
 fi
 
 # Servers that died on their own are failures too (the clean-up below stops the rest).

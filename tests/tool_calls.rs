@@ -397,6 +397,27 @@ async fn runtime_output_is_checked_against_its_output_schema() {
 }
 
 #[tokio::test]
+async fn an_output_schema_that_cannot_compile_fails_its_calls_not_the_server() {
+    // Output validators are compiled on a tool's first call; a schema the meta-schema accepts but
+    // that cannot compile (a pattern that is no regular expression) makes each call an error.
+    let tool = Tool::new("report", "Produce a report.", json!({"type": "object"}), |_, _| async {
+        ToolResult::structured(json!({"code": "a"}))
+    })
+    .output_schema(
+        json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "(unclosed"}}}),
+    );
+    let server = builder().tool(tool).build().unwrap();
+    let c = TestClient::connect(&server).await;
+    for _ in 0..2 {
+        let r = c.call("report", json!({})).await.unwrap();
+        assert!(r.is_error(), "{r:?}");
+        assert!(r.text().contains("declares an output schema that cannot be used"), "{}", r.text());
+        assert!(r.structured().is_none());
+    }
+    assert_eq!(c.call("greet", json!({"name": "Ada"})).await.unwrap().text(), "Hello, Ada!");
+}
+
+#[tokio::test]
 async fn a_runtime_tool_replaces_one_with_the_same_name() {
     let replacement = Tool::new("greet", "Greet, differently.", json!({"type": "object"}), |_, _| async {
         Ok(ToolResult::new().text("replaced"))
@@ -436,14 +457,20 @@ fn bad_runtime_tools_fail_the_build_with_every_problem() {
         json!({"type": "object", "properties": {"a": {"type": 5}}}),
         |_, _| async { Ok(ToolResult::new()) },
     );
-    let err = builder().tool(no_object).tool(bad_schema).build().unwrap_err();
+    let bad_output =
+        Tool::new("bad_output", "Has an invalid output schema.", json!({"type": "object"}), |_, _| async {
+            Ok(ToolResult::new())
+        })
+        .output_schema(json!({"type": "object", "required": "pages"}));
+    let err = builder().tool(no_object).tool(bad_schema).tool(bad_output).build().unwrap_err();
     let problems = err.problems().join("\n");
+    assert!(problems.contains("runtime tool `bad_output`: its output schema is invalid"), "{problems}");
     assert!(problems.contains("\"bad name!\" contains ' '"), "{problems}");
     assert!(problems.contains("no description"), "{problems}");
     assert!(problems.contains("read-only and destructive"), "{problems}");
     assert!(problems.contains("\"type\": \"object\""), "{problems}");
     assert!(problems.contains("bad_schema"), "{problems}");
-    assert_eq!(err.problems().len(), 5);
+    assert_eq!(err.problems().len(), 6);
 }
 
 #[test]

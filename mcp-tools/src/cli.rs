@@ -58,9 +58,19 @@ impl ServerBuilder {
     /// server (printing every catalog problem and exiting with code 2 if there are any), and
     /// runs [`Server::run`].
     pub fn run(self) -> ExitCode {
+        self.run_with_args(std::env::args().skip(1))
+    }
+
+    /// Like [`run`](Self::run) with these arguments (without the program name), for binaries
+    /// that take arguments of their own first.
+    pub fn run_with_args<I, S>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
         init_logging();
         match self.build() {
-            Ok(server) => server.run(),
+            Ok(server) => server.run_with_args(args),
             Err(e) => {
                 eprintln!("{e}");
                 ExitCode::from(2)

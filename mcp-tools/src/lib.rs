@@ -38,16 +38,18 @@
 //! * [`HttpOptions`]: the Streamable HTTP transport (`--http`, or mount it in an axum router).
 //!
 //! * `auth` (feature): OAuth 2.1 authorization for the HTTP transport, per-tool scopes.
+//! * `openapi` (feature): an HTTP API described by OpenAPI 3.0/3.1, one tool per operation.
 //!
 //! ```toml
 //! [dependencies]
-//! mcp-tools = "0.1"                                   # features: "auth", "embeddings"
+//! mcp-tools = "0.1"                                   # features: "auth", "openapi", "embeddings"
 //! serde = { version = "1", features = ["derive"] }    # the same major versions as mcp-tools
 //! schemars = "1"                                      # (not 0.8)
 //! ```
 //!
 //! Cargo features: `http` (default) is the Streamable HTTP transport; `auth` makes it an OAuth
-//! resource server (`HttpOptions::authorization`, `#[tool(scopes = [...])]`); `embeddings` adds
+//! resource server (`HttpOptions::authorization`, `#[tool(scopes = [...])]`); `openapi` serves
+//! an OpenAPI document's operations as tools (`openapi::OpenApi`); `embeddings` adds
 //! `deferred::SentenceEmbedder`, sentence embeddings on the CPU for
 //! [`deferred::HybridRanker`] (deferred search by meaning as well as by words). The legacy
 //! HTTP+SSE transport of 2024-11-05 is not served.
@@ -71,6 +73,8 @@ pub mod deferred;
 mod dev;
 mod dispatch;
 mod model;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod protocol;
 mod registry;
 mod server;

@@ -164,6 +164,11 @@ impl ServerBuilder {
         self.use_inventory = include;
         self
     }
+    /// Adds runtime tools (each replacing one of the same name), e.g. those of an OpenAPI
+    /// document.
+    pub fn tools<I: IntoIterator<Item = Tool>>(self, tools: I) -> Self {
+        tools.into_iter().fold(self, Self::tool)
+    }
     /// Adds a runtime tool. A tool with the same name as an earlier one (runtime or `#[tool]`)
     /// replaces it.
     pub fn tool(mut self, tool: Tool) -> Self {

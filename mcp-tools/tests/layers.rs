@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("dispatch", 5),
     ("deferred", 6),
     ("auth", 6),
+    ("openapi", 6),
     ("server", 7),
     ("transport", 8),
     ("testing", 9),

@@ -98,8 +98,21 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
                 Ok(Err(error)) => return ToolResult::from_error(error, &entry.name),
                 Err(panic) => return panicked(entry, panic),
             };
-            let result = match output_validator {
-                Some(validator) if !result.is_error() => check_output(entry, validator, result),
+            let result = match entry.output_schema_in(Era::Stateless) {
+                Some(schema) if !result.is_error() => {
+                    match output_validator
+                        .get_or_init(|| jsonschema::validator_for(schema).map_err(|e| e.to_string()))
+                    {
+                        Ok(validator) => check_output(entry, validator, result),
+                        Err(why) => {
+                            tracing::error!(tool = %entry.name, %why, "the output schema does not compile");
+                            ToolResult::error(format!(
+                                "tool `{}` declares an output schema that cannot be used: {why}",
+                                entry.name
+                            ))
+                        }
+                    }
+                }
                 _ => result,
             };
             if era == Era::Handshake && entry.wraps_output() && !result.is_error() {

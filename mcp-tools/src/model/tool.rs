@@ -173,8 +173,9 @@ pub struct Tool {
     pub(crate) description: String,
     pub(crate) summary: Option<String>,
     pub(crate) tags: Vec<String>,
-    pub(crate) input_schema: Value,
-    pub(crate) output_schema: Option<Value>,
+    // Shared with the served entry (a large catalog's schemas are not copied).
+    pub(crate) input_schema: Arc<Value>,
+    pub(crate) output_schema: Option<Arc<Value>>,
     pub(crate) annotations: Annotations,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) icons: Vec<Icon>,
@@ -204,7 +205,7 @@ impl Tool {
             description: description.into(),
             summary: None,
             tags: Vec::new(),
-            input_schema,
+            input_schema: Arc::new(input_schema),
             output_schema: None,
             annotations: Annotations::default(),
             meta: None,
@@ -236,9 +237,12 @@ impl Tool {
         self.tags = tags.into_iter().map(Into::into).collect();
         self
     }
-    /// Sets the output schema (an object schema); structured results are checked against it.
+    /// Sets the output schema; structured results are checked against it. It is checked
+    /// against the JSON Schema meta-schema when the server is built and compiled on the tool's
+    /// first call (a schema that still cannot compile, e.g. a `pattern` that is no regular
+    /// expression, makes the calls error results).
     pub fn output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = Some(schema);
+        self.output_schema = Some(Arc::new(schema));
         self
     }
     /// Sets the behaviour hints.

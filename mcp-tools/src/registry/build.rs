@@ -189,16 +189,12 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
     };
     // Any schema is an output schema in 2026-07-28; 2025-11-25 clients get a non-object one
     // wrapped as `{"result": …}`, and the value with it.
-    let output_validator = match &tool.output_schema {
-        None => None,
-        Some(schema) => match jsonschema::validator_for(schema) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                problems.push(format!("runtime tool `{name}`: its output schema is invalid: {e}"));
-                None
-            }
-        },
-    };
+    // Compiled on the first call; the meta-schema catches malformed schemas now.
+    if let Some(schema) = &tool.output_schema
+        && let Err(e) = jsonschema::meta::validate(schema)
+    {
+        problems.push(format!("runtime tool `{name}`: its output schema is invalid: {e}"));
+    }
     let header_params = header_params(&tool.input_schema).unwrap_or_else(|p| {
         problems.push(format!("runtime tool `{name}`: {p}"));
         Vec::new()
@@ -212,13 +208,12 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         description: tool.description.clone(),
         summary: tool.summary.clone().unwrap_or_else(|| first_line(&tool.description)),
         tags: tool.tags.clone(),
-        input_schema: Arc::new(tool.input_schema.clone()),
+        input_schema: tool.input_schema.clone(),
         output_schema: tool
             .output_schema
-            .clone()
-            .map(|s| if is_object(&s) { s } else { schema::wrap_schema(s) })
-            .map(Arc::new),
-        bare_output_schema: tool.output_schema.clone().filter(|s| !is_object(s)).map(Arc::new),
+            .as_ref()
+            .map(|s| if is_object(s) { s.clone() } else { Arc::new(schema::wrap_schema((**s).clone())) }),
+        bare_output_schema: tool.output_schema.clone().filter(|s| !is_object(s)),
         annotations: tool.annotations.clone(),
         meta: tool.meta.clone(),
         icons: tool.icons.clone(),
@@ -228,7 +223,11 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         task: tool.task,
         timeout: tool.timeout,
         scopes: tool.scopes.clone(),
-        handler: Handler::Dynamic { handler: tool.handler.clone(), input_validator, output_validator },
+        handler: Handler::Dynamic {
+            handler: tool.handler.clone(),
+            input_validator,
+            output_validator: OnceLock::new(),
+        },
         defined_at: DefinedAt::Runtime,
     })
 }

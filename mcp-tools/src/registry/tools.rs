@@ -59,7 +59,9 @@ pub(crate) enum Handler {
     Dynamic {
         handler: DynHandler,
         input_validator: Option<jsonschema::Validator>,
-        output_validator: Option<jsonschema::Validator>,
+        /// Compiled on the first call (a large catalog's output schemas, e.g. an OpenAPI
+        /// document's, cost much memory compiled); checked against the meta-schema at start-up.
+        output_validator: OnceLock<Result<jsonschema::Validator, String>>,
     },
     /// A tool made by the crate itself (e.g. deferred mode's meta-tools).
     Native(NativeHandler),
