@@ -429,6 +429,28 @@ async fn a_runtime_tool_replaces_one_with_the_same_name() {
 }
 
 #[tokio::test]
+async fn the_last_runtime_tool_of_a_name_wins() {
+    let text = |t: &'static str| move |_, _| async move { Ok(ToolResult::new().text(t)) };
+    // An invalid first `echo` replaced by a valid one is no problem: only the last one counts.
+    let invalid = Tool::new("echo2", "Broken.", json!({"type": "string"}), text("broken"));
+    let server = Server::builder()
+        .inventory(false)
+        .tool(invalid)
+        .tool(Tool::new("first", "First.", json!({"type": "object"}), text("first")))
+        .tool(Tool::new("echo2", "Second.", json!({"type": "object"}), text("second")))
+        .tool(Tool::new("last", "Last.", json!({"type": "object"}), text("last")))
+        .build()
+        .unwrap();
+    let listed = server.tools_json();
+    let names: Vec<&str> =
+        listed["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["echo2", "first", "last"], "one of each name, listed by name");
+    assert_eq!(server.tool("echo2").unwrap().description, "Second.");
+    let c = TestClient::connect(&server).await;
+    assert_eq!(c.call("echo2", json!({})).await.unwrap().text(), "second");
+}
+
+#[tokio::test]
 async fn a_runtime_handler_error_or_panic_is_a_result() {
     let failing = Tool::new("fail", "Fail.", json!({"type": "object"}), |_, _| async {
         Err::<ToolResult, _>(ToolError::new("nope"))

@@ -172,7 +172,8 @@ impl ServerBuilder {
     /// Adds a runtime tool. A tool with the same name as an earlier one (runtime or `#[tool]`)
     /// replaces it.
     pub fn tool(mut self, tool: Tool) -> Self {
-        self.tools.retain(|t| t.name != tool.name);
+        // Replacement happens in `build` (the last of a name wins): adding thousands of tools
+        // stays linear.
         self.tools.push(tool);
         self
     }

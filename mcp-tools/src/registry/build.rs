@@ -38,13 +38,16 @@ pub(crate) fn build_entries(
             ));
         }
     }
-    // A runtime tool replaces any earlier tool of the same name (hot-reload semantics).
-    for tool in runtime {
+    // A runtime tool replaces any earlier tool of the same name (hot-reload semantics): the
+    // last runtime tool of each name stays, after the `#[tool]`s it does not replace.
+    let last: HashMap<&str, usize> = runtime.iter().enumerate().map(|(i, t)| (t.name(), i)).collect();
+    entries.retain(|e| !last.contains_key(&*e.name));
+    for (i, tool) in runtime.iter().enumerate() {
+        if last[tool.name()] != i {
+            continue;
+        }
         match runtime_entry(tool) {
-            Ok(entry) => {
-                entries.retain(|e| e.name != entry.name);
-                entries.push(entry);
-            }
+            Ok(entry) => entries.push(entry),
             Err(mut p) => problems.append(&mut p),
         }
     }

@@ -5,6 +5,7 @@ use std::io;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::shutdown_signal;
 use crate::context::peer::Queue;
@@ -15,8 +16,26 @@ use crate::server::Server;
 impl Server {
     /// Serves MCP over this process's stdin and stdout until stdin ends, or until SIGINT or
     /// SIGTERM (then running calls finish first).
+    ///
+    /// When stdin and stdout are pipes or Unix sockets (the way hosts start stdio servers),
+    /// they are read and written through the async reactor; anything else (a terminal, a file)
+    /// goes through Tokio's blocking `stdin()`/`stdout()`, which cost a thread hand-off per read.
+    ///
+    /// The serving loop runs as a task of the runtime, not on the thread that awaits this (the
+    /// main thread under `#[tokio::main]`): a request read on a worker thread is then handled,
+    /// answered and written on that same thread, with no cross-thread wake-up on the way.
     pub async fn serve_stdio(&self) -> io::Result<()> {
-        self.serve_until(tokio::io::stdin(), tokio::io::stdout(), shutdown_signal()).await
+        let server = self.clone();
+        // Dropping this future still stops the serving.
+        let serving = AbortOnDropHandle::new(tokio::spawn(async move {
+            let (reader, writer) = streams::stdio();
+            server.serve_until(reader, writer, shutdown_signal()).await
+        }));
+        match serving.await {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(io::Error::other(e)),
+        }
     }
 
     /// Serves MCP as newline-delimited JSON-RPC over any reader and writer (a pipe, a socket,
@@ -93,6 +112,101 @@ impl Server {
                 }
             };
         read_result.and(write_result)
+    }
+}
+
+mod streams {
+    //! This process's stdin and stdout as async streams that need no thread hand-off when they
+    //! are pipes (FIFOs) or Unix sockets. A pipe is reopened through `/proc/self/fd` (Linux), so
+    //! that non-blocking mode is set on an open file description of its own and the host's end,
+    //! or a child inheriting the descriptor, keeps blocking I/O. A socket (Node.js hosts start
+    //! servers on socket pairs) cannot be reopened: its duplicate shares the description, which
+    //! only this process uses once the host has closed its copy.
+
+    use tokio::io::{AsyncRead, AsyncWrite};
+
+    pub type Reader = Box<dyn AsyncRead + Unpin + Send>;
+    pub type Writer = Box<dyn AsyncWrite + Unpin + Send>;
+
+    pub fn stdio() -> (Reader, Writer) {
+        let reader = input().unwrap_or_else(|| Box::new(tokio::io::stdin()));
+        let writer = output().unwrap_or_else(|| Box::new(tokio::io::stdout()));
+        (reader, writer)
+    }
+
+    #[cfg(unix)]
+    fn input() -> Option<Reader> {
+        match kind(0)? {
+            Kind::Fifo => fifo(0).and_then(|path| {
+                let receiver = tokio::net::unix::pipe::OpenOptions::new().open_receiver(path).ok()?;
+                Some(Box::new(receiver) as Reader)
+            }),
+            Kind::Socket => socket(std::io::stdin()).map(|s| Box::new(s) as Reader),
+        }
+    }
+
+    #[cfg(unix)]
+    fn output() -> Option<Writer> {
+        match kind(1)? {
+            Kind::Fifo => fifo(1).and_then(|path| {
+                let sender = tokio::net::unix::pipe::OpenOptions::new().open_sender(path).ok()?;
+                Some(Box::new(sender) as Writer)
+            }),
+            Kind::Socket => socket(std::io::stdout()).map(|s| Box::new(s) as Writer),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn input() -> Option<Reader> {
+        None
+    }
+
+    #[cfg(not(unix))]
+    fn output() -> Option<Writer> {
+        None
+    }
+
+    #[cfg(unix)]
+    enum Kind {
+        Fifo,
+        Socket,
+    }
+
+    /// What descriptor `fd` (0 or 1) is, when it is something the reactor can drive.
+    #[cfg(unix)]
+    fn kind(fd: i32) -> Option<Kind> {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        let owned = match fd {
+            0 => std::io::stdin().as_fd().try_clone_to_owned(),
+            _ => std::io::stdout().as_fd().try_clone_to_owned(),
+        }
+        .ok()?;
+        let kind = std::fs::File::from(owned).metadata().ok()?.file_type();
+        if kind.is_fifo() {
+            Some(Kind::Fifo)
+        } else if kind.is_socket() {
+            Some(Kind::Socket)
+        } else {
+            None
+        }
+    }
+
+    /// The path that reopens pipe `fd` with a description of its own.
+    #[cfg(unix)]
+    fn fifo(fd: i32) -> Option<std::path::PathBuf> {
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{fd}"));
+        (cfg!(target_os = "linux") && path.exists()).then_some(path)
+    }
+
+    /// A Unix socket on `stdio`'s descriptor, non-blocking and registered with the reactor.
+    #[cfg(unix)]
+    fn socket(stdio: impl std::os::fd::AsFd) -> Option<tokio::net::UnixStream> {
+        let stream = std::os::unix::net::UnixStream::from(stdio.as_fd().try_clone_to_owned().ok()?);
+        // getsockname: a TCP socket (inetd-style) is left to the blocking path.
+        stream.local_addr().ok()?;
+        stream.set_nonblocking(true).ok()?;
+        tokio::net::UnixStream::from_std(stream).ok()
     }
 }
 

@@ -1,0 +1,232 @@
+//! A server started with an HTTP address, and minimal HTTP/1.1 clients: one keep-alive TCP
+//! connection each (`TCP_NODELAY`), `Content-Length` or chunked bodies, JSON or SSE answers.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use crate::{Era, Latency, add_request, check_add};
+
+pub struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    /// Starts `binary ARGS... ADDR` on a free loopback port and waits until it accepts.
+    pub fn start(binary: &Path, args: &[String]) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = crate::command(binary)
+            .args(args)
+            .arg(&addr)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .env("RUST_LOG", "off")
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < deadline, "{} did not listen on {addr}", binary.display());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server { child, addr }
+    }
+
+    /// `tools/call add`, one at a time, on one connection.
+    pub fn sequential(&self, era: Era, warmup: usize, calls: usize) -> Latency {
+        let mut client = Client::open(&self.addr, era);
+        let mut samples = Vec::with_capacity(calls);
+        let mut measured_from = Instant::now();
+        for i in 0..warmup + calls {
+            if i == warmup {
+                measured_from = Instant::now();
+            }
+            let begin = Instant::now();
+            client.call_add();
+            if i >= warmup {
+                samples.push(begin.elapsed());
+            }
+        }
+        Latency::of(samples, measured_from.elapsed())
+    }
+
+    /// `clients` connections calling `tools/call add` in parallel: calls per second.
+    pub fn parallel(&self, era: Era, clients: usize, calls_each: usize) -> f64 {
+        let barrier = Barrier::new(clients + 1);
+        std::thread::scope(|scope| {
+            for _ in 0..clients {
+                scope.spawn(|| {
+                    let mut client = Client::open(&self.addr, era);
+                    for _ in 0..50 {
+                        client.call_add();
+                    }
+                    barrier.wait();
+                    for _ in 0..calls_each {
+                        client.call_add();
+                    }
+                    barrier.wait();
+                });
+            }
+            barrier.wait();
+            let begin = Instant::now();
+            barrier.wait();
+            (clients * calls_each) as f64 / begin.elapsed().as_secs_f64()
+        })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    host: String,
+    era: Era,
+    session: Option<String>,
+    next_id: u64,
+}
+
+struct Answer {
+    status: u16,
+    session: Option<String>,
+    /// The JSON-RPC message (an SSE answer's `data`).
+    message: String,
+}
+
+impl Client {
+    fn open(addr: &str, era: Era) -> Client {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).expect("TCP_NODELAY");
+        let mut client = Client {
+            reader: BufReader::with_capacity(64 * 1024, stream.try_clone().expect("clone")),
+            writer: stream,
+            host: addr.to_owned(),
+            era,
+            session: None,
+            next_id: 0,
+        };
+        if era == Era::Handshake {
+            let answer = client.post(
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-bench","version":"1"}}}"#,
+                "initialize",
+            );
+            assert!(
+                answer.status == 200 && answer.message.contains("\"result\""),
+                "initialize: {}",
+                answer.message
+            );
+            client.session = answer.session;
+            let answer = client.post(
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "notifications/initialized",
+            );
+            assert!(answer.status == 202 || answer.status == 200, "initialized: {}", answer.status);
+        }
+        client
+    }
+
+    fn call_add(&mut self) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let answer = self.post(&add_request(id, self.era), "tools/call");
+        assert_eq!(answer.status, 200, "{}", answer.message);
+        check_add(&answer.message, id);
+    }
+
+    fn post(&mut self, body: &str, method: &str) -> Answer {
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.host,
+            body.len()
+        );
+        match self.era {
+            Era::Handshake => {
+                if let Some(session) = &self.session {
+                    head.push_str(&format!(
+                        "Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+                    ));
+                }
+            }
+            Era::Stateless => {
+                head.push_str(&format!("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n"));
+                if method == "tools/call" {
+                    head.push_str("Mcp-Name: add\r\n");
+                }
+            }
+        }
+        head.push_str("\r\n");
+        head.push_str(body);
+        self.writer.write_all(head.as_bytes()).expect("send");
+        self.read_answer()
+    }
+
+    fn read_answer(&mut self) -> Answer {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("status line");
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let (mut length, mut chunked, mut sse, mut session) = (None, false, false, None);
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).expect("header");
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let Some((name, value)) = header.split_once(':') else { continue };
+            let value = value.trim();
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.parse::<usize>().ok(),
+                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
+                "content-type" => sse = value.starts_with("text/event-stream"),
+                "mcp-session-id" => session = Some(value.to_owned()),
+                _ => {}
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.reader.read_line(&mut line).expect("chunk size");
+                let size = usize::from_str_radix(line.trim_end().split(';').next().unwrap_or("0"), 16)
+                    .expect("chunk size");
+                let start = body.len();
+                body.resize(start + size, 0);
+                self.reader.read_exact(&mut body[start..]).expect("chunk");
+                line.clear();
+                self.reader.read_line(&mut line).expect("chunk end");
+                if size == 0 {
+                    break;
+                }
+            }
+        } else if let Some(length) = length {
+            body.resize(length, 0);
+            self.reader.read_exact(&mut body).expect("body");
+        }
+        let text = String::from_utf8(body).expect("UTF-8 body");
+        let message = if sse {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .rfind(|d| d.starts_with('{'))
+                .unwrap_or_default()
+                .to_owned()
+        } else {
+            text
+        };
+        Answer { status, session, message }
+    }
+}

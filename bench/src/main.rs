@@ -1,0 +1,322 @@
+//! `mcp-bench`: the load driver of the performance suite. It speaks plain JSON-RPC (newline-framed
+//! over a child's stdin/stdout pipes, and HTTP/1.1 over one keep-alive TCP connection per client,
+//! written here so that no client library's cost hides the servers' differences) to every server
+//! of the comparison, and prints one table of medians of three runs, with each figure's ratio to
+//! the hand-written floor. `scripts/bench-perf.sh` builds the servers and runs it.
+//!
+//! ```text
+//! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD]
+//! ```
+//!
+//! writes PREFIX.table.md and PREFIX.json (default `bench/perf`); the script puts the table in
+//! bench/perf.md.
+
+mod http;
+mod report;
+mod stdio;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use report::{Figure, Report};
+
+/// A server of the comparison: how to start it over stdio and over HTTP.
+struct Subject {
+    name: &'static str,
+    binary: PathBuf,
+    stdio_args: Vec<String>,
+    /// Arguments before the address for HTTP (`None`: no HTTP transport in this row).
+    http_args: Option<Vec<String>>,
+}
+
+/// How many calls each measurement makes.
+#[derive(Clone, Copy)]
+struct Sizes {
+    warmup: usize,
+    sequential: usize,
+    pipelined: usize,
+    http_sequential: usize,
+    http_per_client: usize,
+    list_rounds: usize,
+    runs: usize,
+}
+
+const FULL: Sizes = Sizes {
+    warmup: 2_000,
+    sequential: 20_000,
+    pipelined: 100_000,
+    http_sequential: 10_000,
+    http_per_client: 4_000,
+    list_rounds: 40,
+    runs: 3,
+};
+const QUICK: Sizes = Sizes {
+    warmup: 300,
+    sequential: 2_000,
+    pipelined: 10_000,
+    http_sequential: 1_000,
+    http_per_client: 400,
+    list_rounds: 5,
+    runs: 1,
+};
+
+/// The era of the requests a measurement sends.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Era {
+    /// 2025-11-25: `initialize` first, then plain requests (a session id over HTTP).
+    Handshake,
+    /// 2026-07-28: no handshake; every request carries the `_meta` envelope.
+    Stateless,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut sizes = FULL;
+    let mut out = PathBuf::from("bench/perf");
+    let mut skip_rmcp = false;
+    let mut only: Option<String> = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => sizes = QUICK,
+            "--out" => out = PathBuf::from(args.next().expect("--out needs a path prefix")),
+            "--skip-rmcp" => skip_rmcp = true,
+            "--pin" => PIN.store(true, std::sync::atomic::Ordering::Relaxed),
+            "--wrap" => {
+                let wrap = args.next().expect("--wrap needs a command");
+                WRAP.set(wrap.split_whitespace().map(str::to_owned).collect()).expect("one --wrap");
+            }
+            "--only" => only = Some(args.next().expect("--only needs stdio, http or catalog")),
+            "-h" | "--help" => {
+                println!(
+                    "usage: mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD]   (see scripts/bench-perf.sh)"
+                );
+                return;
+            }
+            other => {
+                eprintln!("mcp-bench: unknown argument {other} (see --help)");
+                std::process::exit(2);
+            }
+        }
+    }
+    let dir = std::env::current_exe().expect("own path").parent().expect("a folder").to_path_buf();
+    let examples = dir.join("examples");
+    let need = |path: PathBuf| {
+        assert!(path.exists(), "{} is missing: run scripts/bench-perf.sh, which builds it", path.display());
+        path
+    };
+    let floor =
+        Subject { name: "floor", binary: need(dir.join("floor-stdio")), stdio_args: vec![], http_args: None };
+    let ours = Subject {
+        name: "mcp-tools",
+        binary: need(examples.join("bench_server")),
+        stdio_args: vec![],
+        http_args: Some(vec!["--http".into()]),
+    };
+    let mut subjects = vec![floor, ours];
+    if !skip_rmcp {
+        let rmcp = need(dir.join("rmcp-bench"));
+        subjects.push(Subject {
+            name: "rmcp",
+            binary: rmcp.clone(),
+            stdio_args: vec![],
+            http_args: Some(vec!["--http".into()]),
+        });
+        subjects.push(Subject {
+            name: "rmcp stdio_pipes()",
+            binary: rmcp,
+            stdio_args: vec!["--pipes".into()],
+            http_args: None,
+        });
+    }
+    let floor_http = need(dir.join("floor-http"));
+    let large = need(examples.join("bench_large"));
+
+    let mut report = Report::new(sizes.runs);
+    eprintln!("mcp-bench: {} run(s) of each measurement", sizes.runs);
+
+    let run = |section: &str| only.as_deref().is_none_or(|o| o == section);
+
+    // stdio: sequential latency and pipelined throughput, both eras for ours.
+    // Runs alternate between servers, so that a slow moment of the machine is shared out.
+    let mut stdio_subjects = Vec::new();
+    for subject in &subjects {
+        let eras: &[Era] =
+            if subject.name == "mcp-tools" { &[Era::Handshake, Era::Stateless] } else { &[Era::Handshake] };
+        for &era in eras {
+            stdio_subjects.push((column_name(subject.name, era), subject, era));
+        }
+    }
+    for run_index in 0..sizes.runs {
+        for (column, subject, era) in stdio_subjects.iter().filter(|_| run("stdio")) {
+            let mut server = stdio::Server::start(&subject.binary, &subject.stdio_args, *era);
+            let seq = server.sequential(sizes.warmup, sizes.sequential);
+            report.add("stdio sequential p50", column, Figure::Micros(seq.p50));
+            report.add("stdio sequential p99", column, Figure::Micros(seq.p99));
+            report.add("stdio sequential calls/s", column, Figure::Rate(seq.rate));
+            let rate = server.pipelined(sizes.pipelined, 32);
+            report.add("stdio 32 in flight calls/s", column, Figure::Rate(rate));
+            let (_, peak) = server.finish();
+            report.add("RSS after load (peak), MiB", column, Figure::Mib(peak));
+            eprintln!("  run {}: stdio {column}", run_index + 1);
+        }
+    }
+
+    // HTTP: one client sequential, sixteen clients in parallel.
+    let mut http_subjects: Vec<(String, PathBuf, Vec<String>, Era)> =
+        vec![("floor".into(), floor_http.clone(), vec![], Era::Handshake)];
+    for subject in &subjects {
+        if let Some(args) = &subject.http_args {
+            let eras: &[Era] = if subject.name == "mcp-tools" {
+                &[Era::Handshake, Era::Stateless]
+            } else {
+                &[Era::Handshake]
+            };
+            for &era in eras {
+                http_subjects.push((
+                    column_name(subject.name, era),
+                    subject.binary.clone(),
+                    args.clone(),
+                    era,
+                ));
+            }
+        }
+    }
+    for run_index in 0..sizes.runs {
+        for (column, binary, args, era) in http_subjects.iter().filter(|_| run("http")) {
+            let server = http::Server::start(binary, args);
+            let seq = server.sequential(*era, sizes.warmup.min(1_000), sizes.http_sequential);
+            report.add("HTTP 1 client p50", column, Figure::Micros(seq.p50));
+            report.add("HTTP 1 client p99", column, Figure::Micros(seq.p99));
+            let rate = server.parallel(*era, 16, sizes.http_per_client);
+            report.add("HTTP 16 clients calls/s", column, Figure::Rate(rate));
+            eprintln!("  run {}: http {column}", run_index + 1);
+        }
+    }
+
+    if run("catalog") {
+        catalog(&mut report, sizes, &large, &dir, &subjects[1].binary);
+    }
+    report.write(&out);
+}
+
+/// The catalog's size: per-call latency, `tools/list`, start-up and idle memory.
+fn catalog(
+    report: &mut Report,
+    sizes: Sizes,
+    large: &std::path::Path,
+    dir: &std::path::Path,
+    two_tools: &std::path::Path,
+) {
+    for tools in [10usize, 1_000, 10_000] {
+        for _ in 0..sizes.runs {
+            let args = vec![tools.to_string()];
+            let mut server = stdio::Server::start(large, &args, Era::Handshake);
+            report.add(
+                &format!("start-up to initialize answer, {tools} tools"),
+                "mcp-tools",
+                Figure::Millis(server.started),
+            );
+            let seq = server.sequential(sizes.warmup, sizes.sequential / 2);
+            report.add(&format!("stdio sequential p50, {tools} tools"), "mcp-tools", Figure::Micros(seq.p50));
+            let list = server.list_tools(sizes.list_rounds);
+            report.add(&format!("tools/list p50, {tools} tools"), "mcp-tools", Figure::Micros(list.p50));
+            let (idle, _) = server.finish();
+            report.add(&format!("idle RSS, {tools} tools, MiB"), "mcp-tools", Figure::Mib(idle));
+        }
+        eprintln!("  catalog of {tools}: done");
+    }
+    // The same 1,000-tool page, pre-serialised and written by hand by the floor.
+    let page = {
+        let mut server = stdio::Server::start(large, &["1000".to_string()], Era::Handshake);
+        let page = server.tools_list_text();
+        server.finish();
+        page
+    };
+    let page_file = std::env::temp_dir().join(format!("mcp-bench-page-{}.json", std::process::id()));
+    std::fs::write(&page_file, &page).expect("write the page");
+    for _ in 0..sizes.runs {
+        let mut server = stdio::Server::start(
+            &dir.join("floor-stdio"),
+            &[page_file.display().to_string()],
+            Era::Handshake,
+        );
+        let list = server.list_tools(sizes.list_rounds);
+        report.add("tools/list p50, 1000 tools", "floor", Figure::Micros(list.p50));
+        server.finish();
+    }
+    let _ = std::fs::remove_file(&page_file);
+    // Idle memory of the two-tool server (after the handshake and a few calls).
+    for _ in 0..sizes.runs {
+        let mut server = stdio::Server::start(two_tools, &[], Era::Handshake);
+        report.add("start-up to initialize answer, 2 tools", "mcp-tools", Figure::Millis(server.started));
+        server.sequential(10, 100);
+        let (idle, _) = server.finish();
+        report.add("idle RSS, 2 tools, MiB", "mcp-tools", Figure::Mib(idle));
+    }
+}
+
+fn column_name(name: &str, era: Era) -> String {
+    match era {
+        Era::Handshake => name.to_owned(),
+        Era::Stateless => format!("{name} (2026-07-28)"),
+    }
+}
+
+/// Whether servers run on CPU 1 only (`--pin`; the driver is then started on CPU 0 by the
+/// script): every request then crosses between the same two cores.
+static PIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A command line that starts every server (`--wrap 'valgrind --tool=callgrind'`, to profile).
+static WRAP: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// The command that starts `binary` (under `taskset -c 1` with `--pin`, under `--wrap`'s
+/// command if given).
+pub fn command(binary: &std::path::Path) -> std::process::Command {
+    let mut words: Vec<std::ffi::OsString> = Vec::new();
+    if PIN.load(std::sync::atomic::Ordering::Relaxed) {
+        words.extend(["taskset", "-c", "1"].map(Into::into));
+    }
+    words.extend(WRAP.get().into_iter().flatten().map(Into::into));
+    words.push(binary.into());
+    let mut command = std::process::Command::new(&words[0]);
+    command.args(&words[1..]);
+    command
+}
+
+/// Latencies of one measurement.
+pub struct Latency {
+    pub p50: Duration,
+    pub p99: Duration,
+    /// Calls per second over the whole measurement.
+    pub rate: f64,
+}
+
+impl Latency {
+    pub fn of(mut samples: Vec<Duration>, total: Duration) -> Latency {
+        samples.sort_unstable();
+        let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
+        Latency { p50: at(0.50), p99: at(0.99), rate: samples.len() as f64 / total.as_secs_f64() }
+    }
+}
+
+/// The `tools/call add` request with this id, in this era.
+pub fn add_request(id: u64, era: Era) -> String {
+    match era {
+        Era::Handshake => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":1.5,"b":2}}}}}}"#
+        ),
+        Era::Stateless => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":1.5,"b":2}},"_meta":{STATELESS_META}}}}}"#
+        ),
+    }
+}
+
+/// The per-request envelope of a 2026-07-28 client.
+pub const STATELESS_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcp-bench","version":"1"}}"#;
+
+/// Panics unless `answer` is the successful result of `add_request(id, _)`.
+pub fn check_add(answer: &str, id: u64) {
+    let ok =
+        answer.contains("\"result\"") && answer.contains("3.5") && answer.contains(&format!("\"id\":{id}"));
+    assert!(ok, "unexpected answer to call {id}: {answer}");
+}

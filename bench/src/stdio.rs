@@ -1,0 +1,189 @@
+//! A server started as a child process and spoken to over its stdin/stdout pipes, the way a host
+//! starts a stdio MCP server.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::{Era, Latency, STATELESS_META, add_request, check_add};
+
+pub struct Server {
+    child: Child,
+    input: BufWriter<ChildStdin>,
+    output: BufReader<ChildStdout>,
+    era: Era,
+    next_id: u64,
+    line: String,
+    /// From the start of the process to the answer to its first request.
+    pub started: Duration,
+}
+
+impl Server {
+    /// Starts `binary`, and opens the conversation: `initialize` (2025-11-25) or `server/discover`
+    /// (2026-07-28).
+    pub fn start(binary: &Path, args: &[String], era: Era) -> Server {
+        let begin = Instant::now();
+        let mut child = crate::command(binary)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .env("RUST_LOG", "off")
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+        let input = BufWriter::new(child.stdin.take().expect("stdin"));
+        let output = BufReader::with_capacity(1 << 20, child.stdout.take().expect("stdout"));
+        let mut server =
+            Server { child, input, output, era, next_id: 0, line: String::new(), started: Duration::ZERO };
+        let opening = match era {
+            Era::Handshake => server.request(
+                "initialize",
+                r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-bench","version":"1"}}"#,
+            ),
+            Era::Stateless => server.request("server/discover", &format!(r#"{{"_meta":{STATELESS_META}}}"#)),
+        };
+        server.started = begin.elapsed();
+        assert!(
+            opening.contains("\"result\""),
+            "{}: the opening request failed: {opening}",
+            binary.display()
+        );
+        if era == Era::Handshake {
+            server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        }
+        server
+    }
+
+    fn send(&mut self, line: &str) {
+        self.input.write_all(line.as_bytes()).expect("write to the server");
+        self.input.write_all(b"\n").expect("write to the server");
+        self.input.flush().expect("write to the server");
+    }
+
+    fn receive(&mut self) -> &str {
+        self.line.clear();
+        let n = self.output.read_line(&mut self.line).expect("read from the server");
+        assert!(n > 0, "the server closed its output");
+        &self.line
+    }
+
+    /// One request, its answer's text (notifications in between are skipped).
+    fn request(&mut self, method: &str, params: &str) -> String {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#));
+        let expected = format!("\"id\":{id}");
+        loop {
+            let line = self.receive();
+            if line.contains(&expected) {
+                return line.to_owned();
+            }
+        }
+    }
+
+    /// `tools/call add`, one at a time.
+    pub fn sequential(&mut self, warmup: usize, calls: usize) -> Latency {
+        let mut samples = Vec::with_capacity(calls);
+        let begin_all = Instant::now();
+        let mut measured_from = begin_all;
+        for i in 0..warmup + calls {
+            if i == warmup {
+                measured_from = Instant::now();
+            }
+            self.next_id += 1;
+            let id = self.next_id;
+            let request = add_request(id, self.era);
+            let begin = Instant::now();
+            self.send(&request);
+            let answer = self.receive();
+            let took = begin.elapsed();
+            check_add(answer, id);
+            if i >= warmup {
+                samples.push(took);
+            }
+        }
+        Latency::of(samples, measured_from.elapsed())
+    }
+
+    /// `tools/call add` with `window` requests in flight: calls per second.
+    pub fn pipelined(&mut self, calls: usize, window: usize) -> f64 {
+        let first = self.next_id + 1;
+        self.next_id += calls as u64;
+        let era = self.era;
+        let (tokens, take) = mpsc::sync_channel::<()>(window);
+        for _ in 0..window {
+            tokens.send(()).expect("token");
+        }
+        let begin = Instant::now();
+        std::thread::scope(|scope| {
+            let input = &mut self.input;
+            scope.spawn(move || {
+                for id in first..first + calls as u64 {
+                    take.recv().expect("token");
+                    input.write_all(add_request(id, era).as_bytes()).expect("write");
+                    input.write_all(b"\n").expect("write");
+                    input.flush().expect("write");
+                }
+            });
+            let mut line = String::new();
+            for _ in 0..calls {
+                line.clear();
+                let n = self.output.read_line(&mut line).expect("read");
+                assert!(n > 0, "the server closed its output");
+                assert!(line.contains("3.5") && line.contains("\"result\""), "unexpected answer: {line}");
+                let _ = tokens.try_send(());
+            }
+        });
+        calls as f64 / begin.elapsed().as_secs_f64()
+    }
+
+    /// `tools/list` (one page), one at a time.
+    pub fn list_tools(&mut self, rounds: usize) -> Latency {
+        let params = match self.era {
+            Era::Handshake => "{}".to_owned(),
+            Era::Stateless => format!(r#"{{"_meta":{STATELESS_META}}}"#),
+        };
+        let mut samples = Vec::with_capacity(rounds);
+        let all = Instant::now();
+        for _ in 0..rounds + 2 {
+            let begin = Instant::now();
+            let answer = self.request("tools/list", &params);
+            samples.push(begin.elapsed());
+            assert!(answer.contains("\"tools\""), "tools/list failed: {}", &answer[..answer.len().min(300)]);
+        }
+        samples.drain(..2); // warm-up
+        Latency::of(samples, all.elapsed())
+    }
+
+    /// The `result` of `tools/list`, as text.
+    pub fn tools_list_text(&mut self) -> String {
+        let answer = self.request("tools/list", "{}");
+        let value: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+        value["result"].to_string()
+    }
+
+    /// Resident memory now (after a moment's rest) and at its peak, in KiB; ends the server.
+    pub fn finish(mut self) -> (u64, u64) {
+        std::thread::sleep(Duration::from_millis(200));
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let figures = (field("VmRSS:"), field("VmHWM:"));
+        // End of input: the server finishes and exits (a profiler wrapping it writes its data).
+        drop(self.input);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        figures
+    }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Performance suite (not a test; issue #13): the same two tools (`add`, `echo`) served by
+# mcp-tools (examples/bench_server.rs), by rmcp written the way its README shows
+# (bench/src/bin/rmcp_bench.rs) and by hand-written floors (bench/src/bin/floor_*.rs), driven by
+# bench/src/main.rs (`mcp-bench`) in one run, so that the ratios compare like with like. Also the
+# catalog's size (examples/bench_large.rs with 10, 1,000 and 10,000 runtime tools).
+#
+#   scripts/bench-perf.sh            # release build, 3 runs of everything, writes bench/perf.md
+#   scripts/bench-perf.sh --quick    # one short run, to try a change (writes nothing in bench/)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# (Two builds: target flags such as --example apply to every package named.)
+cargo build --release --quiet -p mcp-tools-bench
+cargo build --release --quiet --example bench_server --example bench_large
+target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+driver="$target_dir/release/mcp-bench"
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  exec "$driver" --quick --out "$(mktemp -d)/perf" "$@"
+fi
+# Two runs of the suite. Pinned: the driver on CPU 0, every server on CPU 1 (`taskset`), so each
+# request crosses between the same two cores: the steadiest figures on a shared VM, and a
+# server's cost on one core. Free: the scheduler places everything (a multi-threaded server may
+# then use both cores; latencies are bimodal, as the cores happen to sleep or not).
+taskset -c 0 "$driver" --pin --out bench/perf-pinned "$@"
+"$driver" --out bench/perf "$@"
+notes_marker='<!-- notes below are kept by scripts/bench-perf.sh -->'
+notes=""
+[ -f bench/perf.md ] && notes="$(sed -n "/^$notes_marker\$/,\$p" bench/perf.md | tail -n +2)"
+{
+  echo "# Performance: mcp-tools against rmcp and the hand-written floor"
+  echo
+  echo "Written by \`scripts/bench-perf.sh\` on $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)'),"
+  echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))."
+  echo "Medians of 3 runs; in brackets, the ratio to the floor's figure of the same run (for"
+  echo "rates, higher is better). Raw runs: bench/perf-pinned.json, bench/perf.json."
+  echo
+  echo "## Pinned (driver on CPU 0, servers on CPU 1)"
+  echo
+  cat bench/perf-pinned.table.md
+  echo
+  echo "## Free (no pinning)"
+  echo
+  cat bench/perf.table.md
+  echo
+  echo "$notes_marker"
+  echo "$notes"
+} > bench/perf.md
+rm -f bench/perf.table.md bench/perf-pinned.table.md
+echo "wrote bench/perf.md"
