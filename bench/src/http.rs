@@ -81,7 +81,14 @@ impl Server {
 }
 
 impl Drop for Server {
+    /// SIGTERM first (servers stop gracefully, a profiler wrapping one writes its data), then
+    /// SIGKILL after a while.
     fn drop(&mut self) {
+        let _ = std::process::Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -31,8 +31,8 @@ use crate::context::peer::{Outbound, Peer};
 use crate::context::{CallParts, Context};
 use crate::model::task::TaskSupport;
 use crate::protocol::jsonrpc::{
-    ErrorObject, RawMessage, check_shape, decode_params, encode_error, encode_notification, encode_result,
-    not_a_message, parse_id, shown,
+    ErrorObject, RawMessage, check_shape, decode_params, encode_error, encode_notification,
+    encode_raw_result, encode_result, not_a_message, parse_id, shown,
 };
 use crate::protocol::messages::{
     CallToolParams, CancelledParams, InitializeParams, ProgressToken, RequestMeta, SetLevelParams,
@@ -215,6 +215,11 @@ impl Session {
 
     fn reply(origin: &Origin, id: &RequestId, result: &(impl Serialize + ?Sized)) {
         origin.reply.send(encode_result(id, result));
+    }
+
+    /// [`reply`](Self::reply) for a result that is JSON text already.
+    fn reply_raw(origin: &Origin, id: &RequestId, result: &RawValue) {
+        origin.reply.send(encode_raw_result(id, result));
     }
 
     fn reply_error(origin: &Origin, id: Option<&RequestId>, error: ErrorObject) {
@@ -408,7 +413,7 @@ impl Session {
             }
             Method::ToolsList => {
                 match methods::list_tools(&self.shared.registry.load(), params, front.era, caller) {
-                    Ok(page) => Self::reply(origin, &id, &*page),
+                    Ok(page) => Self::reply_raw(origin, &id, &page),
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
@@ -513,13 +518,12 @@ impl Session {
         }
         let answers_given = answers;
         let round = if method.takes_input() {
-            let binding = stateless::binding_of(name, params);
-            let mut answers = match &decoded.request_state {
-                None | Some(Value::Null) => HashMap::new(),
-                Some(state) => stateless::open(&self.shared.state_key, &binding, state)?,
-            };
-            answers.extend(answers_given);
-            Some(Round { answers, binding })
+            let mut round = Round::new(name, params);
+            if let Some(state) = decoded.request_state.as_ref().filter(|s| !s.is_null()) {
+                round.answers = stateless::open(&self.shared.state_key, round.binding(), state)?;
+            }
+            round.answers.extend(answers_given);
+            Some(round)
         } else {
             None
         };
@@ -904,7 +908,7 @@ impl Session {
                 return tracing::debug!(%id, "the client is not reading: answer dropped");
             }
             match result {
-                Some(Ok(result)) => Self::reply(&origin, &id, &*result),
+                Some(Ok(result)) => Self::reply_raw(&origin, &id, &result),
                 Some(Err(error)) => Self::reply_error(&origin, Some(&id), error),
                 None => tracing::debug!(%id, "request cancelled; no answer sent"),
             }

@@ -4,6 +4,7 @@
 //! shapes of the revision.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -31,7 +32,28 @@ const STATE_LIFETIME: Duration = Duration::from_secs(60 * 60);
 /// this request (its method and its params but the answers).
 pub(crate) struct Round {
     pub answers: HashMap<String, Value>,
-    pub binding: [u8; 32],
+    /// Computed when first needed (to open a `requestState`, or to seal one): most requests
+    /// do neither, and the digest costs more than the rest of a call.
+    binding: OnceLock<[u8; 32]>,
+    method: String,
+    params: Option<Box<RawValue>>,
+}
+
+impl Round {
+    /// A round of `method` with `params`, with no answers yet.
+    pub fn new(method: &str, params: Option<&RawValue>) -> Round {
+        Round {
+            answers: HashMap::new(),
+            binding: OnceLock::new(),
+            method: method.to_owned(),
+            params: params.map(ToOwned::to_owned),
+        }
+    }
+
+    /// What binds a sealed state to this request ([`binding_of`]).
+    pub fn binding(&self) -> &[u8; 32] {
+        self.binding.get_or_init(|| binding_of(&self.method, self.params.as_deref()))
+    }
 }
 
 /// The digest of a request's method and params, `_meta`, `inputResponses` and `requestState`
@@ -106,7 +128,7 @@ fn now() -> u64 {
 pub(crate) fn seal(key: &[u8; 32], round: &Round) -> String {
     let sealed = Sealed { expires: now() + STATE_LIFETIME.as_secs(), answers: round.answers.clone() };
     let payload = serde_json::to_vec(&sealed).expect("answers serialize");
-    let signature = tag(key, &round.binding, &payload).finalize().into_bytes();
+    let signature = tag(key, round.binding(), &payload).finalize().into_bytes();
     format!("v1.{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(signature))
 }
 
@@ -285,13 +307,10 @@ mod tests {
     use super::*;
 
     fn round(answers: &[(&str, Value)]) -> Round {
-        Round {
-            answers: answers.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
-            binding: binding_of(
-                "tools/call",
-                Some(&RawValue::from_string(r#"{"name":"t","arguments":{"a":1,"b":2}}"#.into()).unwrap()),
-            ),
-        }
+        let params = RawValue::from_string(r#"{"name":"t","arguments":{"a":1,"b":2}}"#.into()).unwrap();
+        let mut round = Round::new("tools/call", Some(&params));
+        round.answers = answers.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        round
     }
 
     #[test]
@@ -299,7 +318,7 @@ mod tests {
         let key = random_key();
         let round = round(&[("user_name", json!({"action": "accept"}))]);
         let state = seal(&key, &round);
-        assert_eq!(open(&key, &round.binding, &json!(state)).unwrap(), round.answers);
+        assert_eq!(open(&key, round.binding(), &json!(state)).unwrap(), round.answers);
     }
 
     #[test]
@@ -308,14 +327,14 @@ mod tests {
         let round = round(&[("q", json!({"action": "accept", "content": {"ok": true}}))]);
         let state = seal(&key, &round);
         let tampered = format!("{state}-TAMPERED");
-        assert!(open(&key, &round.binding, &json!(tampered)).unwrap_err().message.contains("integrity"));
+        assert!(open(&key, round.binding(), &json!(tampered)).unwrap_err().message.contains("integrity"));
         let other = binding_of(
             "tools/call",
             Some(&RawValue::from_string(r#"{"name":"t","arguments":{"a":2}}"#.into()).unwrap()),
         );
         assert!(open(&key, &other, &json!(state)).is_err());
-        assert!(open(&random_key(), &round.binding, &json!(state)).is_err());
-        assert!(open(&key, &round.binding, &json!(42)).is_err());
+        assert!(open(&random_key(), round.binding(), &json!(state)).is_err());
+        assert!(open(&key, round.binding(), &json!(42)).is_err());
     }
 
     #[test]

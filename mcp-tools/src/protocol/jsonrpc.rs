@@ -83,6 +83,19 @@ pub(crate) fn encode_result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -
     out
 }
 
+/// Encodes a response whose result is already JSON text (a pre-serialised `tools/list` page, a
+/// finished call's result): written around it in one allocation of the right size.
+pub(crate) fn encode_raw_result(id: &RequestId, result: &RawValue) -> Vec<u8> {
+    let result = result.get().as_bytes();
+    let mut out = Vec::with_capacity(result.len() + 64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut out, id).expect("serializing an id cannot fail");
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    out
+}
+
 /// Encodes an error response; `id` is `null` when the request's id could not be read.
 pub(crate) fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
     #[derive(Serialize)]
@@ -149,7 +162,13 @@ pub(crate) fn check_shape(bytes: &[u8], max_depth: usize) -> Result<(), ErrorObj
     }
     // Nesting needs brackets: with no more of them than the limit in the whole message (counted
     // at vector speed), it cannot nest too deep, and the scan below is not needed.
-    if bytes.iter().filter(|&&b| b == b'{' || b == b'[').count() <= max_depth {
+    // (`b | 0x20 == b'{'` holds for `{` and `[` only; counting per 255-byte chunk in a u8
+    // lets the compiler use vector instructions.)
+    let brackets: usize = bytes
+        .chunks(255)
+        .map(|chunk| chunk.iter().map(|&b| u8::from(b | 0x20 == b'{')).fold(0u8, u8::wrapping_add) as usize)
+        .sum();
+    if brackets <= max_depth {
         return Ok(());
     }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);

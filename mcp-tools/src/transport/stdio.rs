@@ -150,6 +150,7 @@ mod streams {
         match kind(1)? {
             Kind::Fifo => fifo(1).and_then(|path| {
                 let sender = tokio::net::unix::pipe::OpenOptions::new().open_sender(path).ok()?;
+                enlarge(&sender);
                 Some(Box::new(sender) as Writer)
             }),
             Kind::Socket => socket(std::io::stdout()).map(|s| Box::new(s) as Writer),
@@ -198,6 +199,22 @@ mod streams {
         let path = std::path::PathBuf::from(format!("/proc/self/fd/{fd}"));
         (cfg!(target_os = "linux") && path.exists()).then_some(path)
     }
+
+    /// Asks for a 1 MiB pipe buffer (Linux's default limit for unprivileged processes) instead
+    /// of 64 KiB: a non-blocking writer otherwise writes a large answer (a `tools/list` page of
+    /// a thousand tools is 300 KB) a few kilobytes at a time as the host reads, with a wake-up
+    /// between each; a blocking writer hands the kernel the whole of it at once. Best effort.
+    #[cfg(target_os = "linux")]
+    fn enlarge(pipe: &impl std::os::fd::AsRawFd) {
+        // SAFETY: fcntl on a descriptor this process owns; F_SETPIPE_SZ takes an int and
+        // touches no memory of ours. Failure (a lower limit) leaves the pipe as it was.
+        unsafe {
+            libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+        }
+    }
+
+    #[cfg(all(unix, not(target_os = "linux")))]
+    fn enlarge(_pipe: &impl std::os::fd::AsRawFd) {}
 
     /// A Unix socket on `stdio`'s descriptor, non-blocking and registered with the reactor.
     #[cfg(unix)]
