@@ -43,7 +43,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         Ok(read) => read,
         Err(response) => return response,
     };
-    if stateless::is_stateless(&state, &body, &parts.headers) {
+    if stateless::is_stateless(&state, &peek, &parts.headers) {
         return stateless::post(&state, parts, body, peek).await;
     }
     if let Some(response) = unsupported_version(&parts.headers) {
@@ -126,7 +126,7 @@ async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Res
         return Err(rpc_error_response(StatusCode::BAD_REQUEST, None, error.code, error.message));
     }
     // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
-    let peek: Peek = serde_json::from_slice(&body).unwrap_or_default();
+    let peek = Peek::of(&body);
     Ok((body, peek))
 }
 

@@ -58,7 +58,7 @@ struct Params<'a> {
 
 /// Whether a POSTed message belongs to the stateless revision: it carries the envelope, it is
 /// `server/discover`, or its `MCP-Protocol-Version` header names a stateless revision.
-pub(super) fn is_stateless(state: &HttpState, body: &[u8], headers: &HeaderMap) -> bool {
+pub(super) fn is_stateless(state: &HttpState, peek: &Peek, headers: &HeaderMap) -> bool {
     if let Some(era) = state.server.shared.only_era {
         return era == Era::Stateless;
     }
@@ -69,8 +69,7 @@ pub(super) fn is_stateless(state: &HttpState, body: &[u8], headers: &HeaderMap) 
     if header_says {
         return true;
     }
-    let Ok(body) = serde_json::from_slice::<Body<'_>>(body) else { return false };
-    body.method.as_deref() == Some("server/discover") || crate::protocol::stateless::has_envelope(body.params)
+    peek.stateless_body
 }
 
 pub(super) async fn post(state: &HttpState, parts: Parts, body: Bytes, peek: Peek) -> Response {

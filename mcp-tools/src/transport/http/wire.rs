@@ -4,7 +4,11 @@
 use crate::context::peer::Queue;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use std::borrow::Cow;
+
 use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatch::Received;
@@ -15,19 +19,57 @@ use crate::protocol::{INVALID_REQUEST, RequestId};
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// What the transport reads of a message before the session does: its method and id.
-#[derive(Deserialize, Default)]
+/// What the transport reads of a message before the session does, in one pass: its method
+/// and id, and whether it is a 2026-07-28 message by its body (`server/discover`, or the
+/// envelope in its params).
+#[derive(Default)]
 pub(super) struct Peek {
-    #[serde(default)]
     pub method: Option<String>,
-    #[serde(default)]
     pub id: Option<RequestId>,
+    pub stateless_body: bool,
+}
+
+impl Peek {
+    /// The peek at `message` (all empty when it is not a JSON object: the session says why).
+    pub fn of(message: &[u8]) -> Peek {
+        #[derive(Deserialize)]
+        struct Fields<'a> {
+            #[serde(borrow, default)]
+            method: Option<Cow<'a, str>>,
+            // Raw: an id of the wrong type leaves the rest of the peek intact.
+            #[serde(borrow, default)]
+            id: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            params: Option<&'a RawValue>,
+        }
+        let Ok(fields) = serde_json::from_slice::<Fields<'_>>(message) else { return Peek::default() };
+        let stateless_body = fields.method.as_deref() == Some("server/discover")
+            || crate::protocol::stateless::has_envelope(fields.params);
+        let id = fields.id.and_then(|id| serde_json::from_str(id.get()).ok());
+        Peek { method: fields.method.map(Cow::into_owned), id, stateless_body }
+    }
 }
 
 /// Whether `message` is the answer (result or error) to request `id`.
 pub(super) fn is_answer_to(message: &[u8], id: Option<&RequestId>) -> bool {
-    let Ok(peek) = serde_json::from_slice::<Peek>(message) else { return false };
-    peek.method.is_none() && peek.id.as_ref() == id
+    // Answers are encoded here as `{"jsonrpc":"2.0","id":ID,"result"|"error":…}`: read that
+    // prefix, without parsing the rest (a large result, say).
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    if let Some(rest) = message.strip_prefix(HEAD) {
+        let id = serde_json::to_vec(&id).expect("an id serializes");
+        return rest
+            .strip_prefix(id.as_slice())
+            .is_some_and(|rest| rest.starts_with(br#","result":"#) || rest.starts_with(br#","error":"#));
+    }
+    #[derive(Deserialize)]
+    struct Fields {
+        #[serde(default)]
+        method: Option<IgnoredAny>,
+        #[serde(default)]
+        id: Option<RequestId>,
+    }
+    let Ok(fields) = serde_json::from_slice::<Fields>(message) else { return false };
+    fields.method.is_none() && fields.id.as_ref() == id
 }
 
 /// A JSON-RPC error as the body of a response with this status.
@@ -52,12 +94,15 @@ pub(super) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
     headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(
         |item| {
             let mut parts = item.split(';');
-            let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let media = parts.next().unwrap_or_default().trim();
+            // (Compared without allocating: this runs for every POST.)
+            let any_subtype = media.strip_suffix("/*").is_some_and(|k| k.eq_ignore_ascii_case(kind));
+            let matches = media.eq_ignore_ascii_case(wanted) || media == "*/*" || any_subtype;
             // `q=0` means "not acceptable" (RFC 9110 §12.4.2).
-            let refused = parts
-                .filter_map(|p| p.trim().strip_prefix("q="))
-                .any(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0));
-            !refused && (media == wanted || media == "*/*" || media == format!("{kind}/*"))
+            matches
+                && !parts
+                    .filter_map(|p| p.trim().strip_prefix("q="))
+                    .any(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0))
         },
     )
 }
@@ -84,5 +129,44 @@ pub(super) async fn first_message(
             };
             first.ok_or_else(|| StatusCode::ACCEPTED.into_response())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::jsonrpc::{encode_raw_result, encode_result};
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn answers_are_told_from_requests_and_notifications_with_the_same_id() {
+        let one = RequestId::Number(1);
+        let text = RequestId::String("a\"b".into());
+        let raw = RawValue::from_string("{}".into()).unwrap();
+        assert!(is_answer_to(&encode_result(&one, &serde_json::json!({})), Some(&one)));
+        assert!(is_answer_to(&encode_raw_result(&text, &raw), Some(&text)));
+        assert!(is_answer_to(&encode_error(Some(&one), &ErrorObject::new(1, "x")), Some(&one)));
+        assert!(is_answer_to(&encode_error(None, &ErrorObject::new(1, "x")), None));
+        assert!(!is_answer_to(&encode_result(&one, &serde_json::json!({})), Some(&RequestId::Number(11))));
+        assert!(!is_answer_to(&encode_result(&one, &serde_json::json!({})), Some(&text)));
+        // A request to the client that happens to use the same id is not the answer.
+        assert!(!is_answer_to(br#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#, Some(&one)));
+        // Other shapes are parsed.
+        assert!(is_answer_to(br#"{"id":1,"jsonrpc":"2.0","result":{}}"#, Some(&one)));
+        assert!(!is_answer_to(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#, Some(&one)));
+    }
+
+    #[test]
+    fn accept_matches_types_wildcards_and_refusals() {
+        let headers = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::ACCEPT, HeaderValue::from_str(v).unwrap());
+            h
+        };
+        assert!(accepts(&headers("Application/JSON, text/event-stream"), "application/json"));
+        assert!(accepts(&headers("text/*"), "text/event-stream"));
+        assert!(accepts(&headers("*/*"), "application/json"));
+        assert!(!accepts(&headers("application/json;q=0"), "application/json"));
+        assert!(!accepts(&headers("text/html"), "text/event-stream"));
     }
 }
