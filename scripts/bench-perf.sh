@@ -26,7 +26,7 @@ taskset -c 0 "$driver" --pin --out bench/perf-pinned "$@"
 "$driver" --out bench/perf "$@"
 notes_marker='<!-- notes below are kept by scripts/bench-perf.sh -->'
 notes=""
-[ -f bench/perf.md ] && notes="$(sed -n "/^$notes_marker\$/,\$p" bench/perf.md | tail -n +2)"
+[ -f bench/perf.md ] && notes="$(awk -v marker="$notes_marker" 'found { print } $0 == marker { found = 1 }' bench/perf.md)"
 {
   echo "# Performance: mcp-tools against rmcp and the hand-written floor"
   echo
