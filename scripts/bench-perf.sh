@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Performance suite (not a test; issue #13): the same two tools (`add`, `echo`) served by
 # mcp-tools (examples/bench_server.rs), by rmcp written the way its README shows
-# (bench/src/bin/rmcp_bench.rs) and by hand-written floors (bench/src/bin/floor_*.rs), driven by
+# (bench/src/bin/rmcp_bench.rs), by the official TypeScript SDK (bench/ts/server.mjs, stdio) and
+# by hand-written floors (bench/src/bin/floor_*.rs), driven by
 # bench/src/main.rs (`mcp-bench`) in one run, so that the ratios compare like with like. Also the
 # catalog's size (examples/bench_large.rs with 10, 1,000 and 10,000 runtime tools).
 #
@@ -12,18 +13,22 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # (Two builds: target flags such as --example apply to every package named.)
 cargo build --release --quiet -p mcp-tools-bench
 cargo build --release --quiet --example bench_server --example bench_large
+# The TypeScript SDK server (bench/ts/server.mjs), with the packages of bench/ts/package-lock.json.
+if [ ! -d bench/ts/node_modules/@modelcontextprotocol/sdk ]; then
+  npm ci --prefix bench/ts --no-audit --no-fund --silent
+fi
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 driver="$target_dir/release/mcp-bench"
 if [ "${1:-}" = "--quick" ]; then
   shift
-  exec "$driver" --quick --out "$(mktemp -d)/perf" "$@"
+  exec "$driver" --quick --ts-server bench/ts/server.mjs --out "$(mktemp -d)/perf" "$@"
 fi
 # Two runs of the suite. Pinned: the driver on CPU 0, every server on CPU 1 (`taskset`), so each
 # request crosses between the same two cores: the steadiest figures on a shared VM, and a
 # server's cost on one core. Free: the scheduler places everything (a multi-threaded server may
 # then use both cores; latencies are bimodal, as the cores happen to sleep or not).
-taskset -c 0 "$driver" --pin --out bench/perf-pinned "$@"
-"$driver" --out bench/perf "$@"
+taskset -c 0 "$driver" --pin --ts-server bench/ts/server.mjs --out bench/perf-pinned "$@"
+"$driver" --ts-server bench/ts/server.mjs --out bench/perf "$@"
 notes_marker='<!-- notes below are kept by scripts/bench-perf.sh -->'
 notes=""
 [ -f bench/perf.md ] && notes="$(awk -v marker="$notes_marker" 'found { print } $0 == marker { found = 1 }' bench/perf.md)"

@@ -5,7 +5,7 @@
 //! the hand-written floor. `scripts/bench-perf.sh` builds the servers and runs it.
 //!
 //! ```text
-//! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD]
+//! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]
 //! ```
 //!
 //! writes PREFIX.table.md and PREFIX.json (default `bench/perf`); the script puts the table in
@@ -75,6 +75,7 @@ fn main() {
     let mut out = PathBuf::from("bench/perf");
     let mut skip_rmcp = false;
     let mut only: Option<String> = None;
+    let mut ts_server: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => sizes = QUICK,
@@ -85,10 +86,13 @@ fn main() {
                 let wrap = args.next().expect("--wrap needs a command");
                 WRAP.set(wrap.split_whitespace().map(str::to_owned).collect()).expect("one --wrap");
             }
+            "--ts-server" => {
+                ts_server = Some(PathBuf::from(args.next().expect("--ts-server needs a .mjs file")))
+            }
             "--only" => only = Some(args.next().expect("--only needs stdio, http or catalog")),
             "-h" | "--help" => {
                 println!(
-                    "usage: mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD]   (see scripts/bench-perf.sh)"
+                    "usage: mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)"
                 );
                 return;
             }
@@ -125,6 +129,15 @@ fn main() {
             name: "rmcp stdio_pipes()",
             binary: rmcp,
             stdio_args: vec!["--pipes".into()],
+            http_args: None,
+        });
+    }
+    if let Some(script) = ts_server {
+        // Run by `node` from the PATH (scripts/bench-perf.sh installs its packages).
+        subjects.push(Subject {
+            name: "TypeScript SDK",
+            binary: PathBuf::from("node"),
+            stdio_args: vec![need(script).display().to_string()],
             http_args: None,
         });
     }
