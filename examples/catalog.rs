@@ -6,7 +6,8 @@
 //! cargo run --example catalog -- tests/data/catalog.json            # stdio
 //! cargo run --example catalog -- tests/data/catalog.json list       # what tools/list shows
 //! cargo run --example catalog -- tests/data/catalog.json --http 8080
-//! # searching by meaning as well (HybridRanker); the model from scripts/fetch-model.sh:
+//! # searching by meaning as well (HybridRanker::from_model; the model from scripts/fetch-model.sh,
+//! # the tools embedded in the background, their vectors cached in ~/.cache/mcp-tools):
 //! cargo run --release --features embeddings --example catalog -- tests/data/catalog.json \
 //!     --model .cache/models/all-MiniLM-L6-v2
 //! ```
@@ -63,9 +64,9 @@ fn deferral(model: Option<&str>) -> Result<DeferredTools, String> {
     let Some(model) = model else { return Ok(deferred) };
     #[cfg(feature = "embeddings")]
     {
-        use mcp_tools::deferred::{HybridRanker, SentenceEmbedder};
-        let embedder = SentenceEmbedder::from_dir(model).map_err(|e| format!("--model: {e}"))?;
-        Ok(deferred.ranker(HybridRanker::new(embedder)))
+        let ranker =
+            mcp_tools::deferred::HybridRanker::from_model(model).map_err(|e| format!("--model: {e}"))?;
+        Ok(deferred.ranker(ranker))
     }
     #[cfg(not(feature = "embeddings"))]
     {

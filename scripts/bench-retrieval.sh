@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Retrieval quality of deferred-mode search on the BFCL pooled set (the design note deferred.md):
-# downloads the PyPI package bfcl-eval into the git-ignored .cache/bench (never committed),
-# unpacks it, fetches the sentence-embedding model for the `HybridRanker` rows
-# (scripts/fetch-model.sh), runs `cargo run --release --features embeddings --example
-# bench_retrieval`, and writes bench/retrieval.md.
+# Retrieval quality of deferred-mode search on every retrieval set (bench/sets/README.md), side by
+# side, then the BFCL pooled set in detail (the design note deferred.md). Downloads into the
+# git-ignored .cache/bench (never committed): the PyPI package bfcl-eval and the npm package
+# @octokit/openapi (GitHub's REST API description, for the github-rest set); fetches the
+# sentence-embedding model (scripts/fetch-model.sh); runs
+# `cargo run --release --features embeddings --example bench_sets` and `... --example
+# bench_retrieval`, and writes bench/retrieval.md. About 15 minutes on a 2-core machine the first
+# time (every tool of every set is embedded; the vectors are then kept in .cache/bench).
 #
-#   bash scripts/bench-retrieval.sh                  # the pinned version
+#   bash scripts/bench-retrieval.sh                  # the pinned versions
 #   BFCL_EVAL_VERSION=2026.3.23 bash scripts/bench-retrieval.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,11 +24,39 @@ if [ ! -f "$data/BFCL_v4_simple_python.json" ]; then
   python3 -m zipfile -e "$wheel" "$cache/whl"
 fi
 
+# The github-rest set's catalog: the version its task file names.
+octokit=$(python3 -c 'import json; print(json.load(open("bench/sets/github-rest.tasks.json"))["catalog"]["version"])')
+spec=.cache/bench/octokit-$octokit/package/generated/api.github.com.json
+if [ ! -f "$spec" ]; then
+  mkdir -p ".cache/bench/octokit-$octokit"
+  npm pack --silent --pack-destination ".cache/bench/octokit-$octokit" "@octokit/openapi@$octokit" >/dev/null
+  tar -xzf ".cache/bench/octokit-$octokit"/octokit-openapi-*.tgz -C ".cache/bench/octokit-$octokit" \
+    package/generated/api.github.com.json
+  rm -f ".cache/bench/octokit-$octokit"/octokit-openapi-*.tgz
+fi
+
 model=$(bash scripts/fetch-model.sh)
 
 mkdir -p bench
-cargo run --quiet --release --features embeddings --example bench_retrieval -- \
-  --data "$data" --label "bfcl-eval $version" --model "$model" \
-  > bench/retrieval.md.tmp
+{
+  echo "# Deferred search: retrieval quality"
+  echo
+  echo "\`bash scripts/bench-retrieval.sh\` (downloads the data into \`.cache/bench\` and the model into"
+  echo "\`.cache/models\`, then runs \`examples/bench_sets.rs\` and \`examples/bench_retrieval.rs\`)."
+  echo "The sets and how they were made: \`bench/sets/README.md\`."
+  echo
+  cargo run --quiet --release --features embeddings --example bench_sets -- \
+    --bfcl "$data" --github-spec "$spec" --model "$model"
+  echo
+  echo "## Start-up of a served catalog (\`scripts/bench-catalog-startup.py\`, the mcp-servers tools)"
+  echo
+  cargo build --quiet --release --features embeddings --example catalog
+  python3 scripts/bench-catalog-startup.py --write-catalog .cache/bench/mcp-servers-catalog.json \
+    .cache/bench/mcp-servers-catalog.json "$model"
+  echo
+  cargo run --quiet --release --features embeddings --example bench_retrieval -- \
+    --data "$data" --label "bfcl-eval $version" --model "$model" | sed -e '1,/^## The rankers/{/^## The rankers/!d}' \
+    -e 's/^## The rankers/# The BFCL pooled set in detail\n\n## The rankers/'
+} > bench/retrieval.md.tmp
 mv bench/retrieval.md.tmp bench/retrieval.md
 cat bench/retrieval.md

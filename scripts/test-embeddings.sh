@@ -9,3 +9,4 @@ MCP_TOOLS_MODEL=$(bash scripts/fetch-model.sh)
 export MCP_TOOLS_MODEL="$PWD/$MCP_TOOLS_MODEL"
 cargo test -p mcp-tools --features embeddings --test sentence_embedder
 cargo test -p mcp-tools --features embeddings --doc SentenceEmbedder
+cargo test -p mcp-tools --features embeddings --doc from_model

@@ -234,10 +234,10 @@ mod in_process {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_hybrid_ranker_searches_by_meaning_and_survives_its_model() {
-        let server = Server::builder()
-            .defer_tools(DeferredTools::new().ranker(HybridRanker::new(Lodging)))
+    /// A deferred server of one tool, `find_hotels`, searched with `ranker`.
+    fn hotel_server(ranker: HybridRanker) -> Server {
+        Server::builder()
+            .defer_tools(DeferredTools::new().ranker(ranker))
             .tool(Tool::new(
                 "find_hotels",
                 "Find hotels in a city.",
@@ -245,7 +245,12 @@ mod in_process {
                 |_, _| async { Ok(ToolResult::new().text("found")) },
             ))
             .build()
-            .unwrap();
+            .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_hybrid_ranker_searches_by_meaning_and_survives_its_model() {
+        let server = hotel_server(HybridRanker::new(Lodging).background(false));
         let client = TestClient::connect(&server).await;
         let search = |query: &'static str| {
             let client = &client;
@@ -262,6 +267,45 @@ mod in_process {
         assert_eq!(found.structured().unwrap()["tools"], json!([]), "no word matches, no meaning to match");
         let found = search("accommodation").await;
         assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels");
+    }
+
+    /// [`Lodging`], once released: holds the catalog's embedding until then.
+    struct Held(std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+
+    impl Embedder for Held {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            let (released, signal) = &*self.0;
+            let mut released = released.lock().unwrap();
+            while !*released {
+                released = signal.wait(released).unwrap();
+            }
+            Lodging.embed(texts)
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_server_answers_while_its_catalog_is_being_embedded() {
+        let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let server = hotel_server(HybridRanker::new(Held(gate.clone())));
+        // The model holds the catalog: the handshake and searches by words go on regardless.
+        let client = TestClient::connect(&server).await;
+        let search = |query: &'static str| {
+            let client = &client;
+            async move { client.call("search_tools", json!({"query": query})).await.unwrap() }
+        };
+        let found = search("hotels").await;
+        assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels");
+        let found = search("accommodation in rome").await;
+        assert_eq!(found.structured().unwrap()["total"], 0, "by words alone while the model is busy");
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while search("accommodation in rome").await.structured().unwrap()["total"] == 0 {
+            assert!(std::time::Instant::now() < deadline, "the vectors never came");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let found = search("accommodation in rome").await;
+        assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels", "by meaning now");
     }
 }
 

@@ -84,7 +84,8 @@ fn the_hybrid_ranker_finds_tools_that_share_no_word_with_the_request() {
     let query = "I need somewhere to sleep in Rome next week";
     let lexical = SearchIndex::build(catalog(), &Bm25fRanker::default());
     assert_eq!(lexical.search(query, None, 5, 0).total, 0, "no word in common");
-    let hybrid = SearchIndex::build(catalog(), &HybridRanker::new(embedder()));
+    let hybrid =
+        SearchIndex::build(catalog(), &HybridRanker::new(embedder()).no_cache_file().background(false));
     let page = hybrid.search(query, None, 5, 0);
     assert_eq!(page.hits.first().map(|h| &*h.name), Some("search_hotels"));
     // The words still decide when a request names its tool.
@@ -116,8 +117,12 @@ fn errors_name_the_file_at_fault() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn search_tools_ranks_with_the_model_over_the_protocol() {
-    let mut builder =
-        Server::builder().defer_tools(DeferredTools::new().ranker(HybridRanker::new(embedder())));
+    // `from_model`, the README's one line (but a cache file of the test's own), embedding in the
+    // background: the server answers at once, the search turns semantic when the vectors are in.
+    let file = std::env::temp_dir().join(format!("mcp-tools-served-{}.bin", std::process::id()));
+    let mut builder = Server::builder().defer_tools(
+        DeferredTools::new().ranker(HybridRanker::from_model(model_dir()).unwrap().cache_file(&file)),
+    );
     for doc in catalog() {
         let name = doc.name.clone();
         builder =
@@ -128,12 +133,22 @@ async fn search_tools_ranks_with_the_model_over_the_protocol() {
     }
     let server = builder.build().unwrap();
     let client = TestClient::connect(&server).await;
-    let found = client
-        .call("search_tools", json!({"query": "I need somewhere to sleep in Rome next week"}))
-        .await
-        .unwrap();
-    assert!(!found.is_error(), "{}", found.text());
-    assert_eq!(found.structured().unwrap()["tools"][0]["name"], "search_hotels");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let found = client
+            .call("search_tools", json!({"query": "I need somewhere to sleep in Rome next week"}))
+            .await
+            .unwrap();
+        assert!(!found.is_error(), "{}", found.text());
+        if found.structured().unwrap()["tools"][0]["name"] == "search_hotels" {
+            break;
+        }
+        assert_eq!(found.structured().unwrap()["total"], 0, "by words meanwhile: nothing in common");
+        assert!(std::time::Instant::now() < deadline, "the vectors never came");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(file.exists(), "the vectors were saved");
+    std::fs::remove_file(&file).unwrap();
     let called = client.call("call_tool", json!({"name": "search_hotels", "arguments": {}})).await.unwrap();
     assert_eq!(called.text(), "search_hotels ran");
 }
@@ -145,10 +160,12 @@ fn a_cache_file_is_reused_by_the_same_model_only() {
     assert_eq!(SentenceEmbedder::from_dir(model_dir()).unwrap().model_id(), model.model_id(), "stable");
     let file = std::env::temp_dir().join(format!("mcp-tools-vectors-{}.bin", std::process::id()));
     let query = "I need somewhere to sleep in Rome next week";
-    let first = SearchIndex::build(catalog(), &HybridRanker::new(model.clone()).cache_file(&file));
+    let first =
+        SearchIndex::build(catalog(), &HybridRanker::new(model.clone()).cache_file(&file).background(false));
     let saved = std::fs::read(&file).unwrap();
     assert!(saved.windows(model.model_id().len()).any(|w| w == model.model_id().as_bytes()));
     let second = SearchIndex::build(catalog(), &HybridRanker::new(model).cache_file(&file));
+    second.wait_ready();
     assert_eq!(first.search(query, None, 5, 0), second.search(query, None, 5, 0));
     assert_eq!(std::fs::read(&file).unwrap(), saved, "nothing changed, nothing rewritten");
     std::fs::remove_file(&file).unwrap();

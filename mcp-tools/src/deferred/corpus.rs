@@ -105,6 +105,20 @@ impl SearchDoc {
         }
     }
 
+    /// The document a deferred server indexes for `tool` (its title, summary, which defaults to
+    /// the description's first line, description, tags and input schema): to evaluate a search
+    /// over a catalog without serving it.
+    pub fn from_tool(tool: &crate::model::tool::Tool) -> SearchDoc {
+        SearchDoc::from_schema(
+            tool.name.clone(),
+            tool.title.clone(),
+            tool.summary.clone().unwrap_or_else(|| crate::registry::build::first_line(&tool.description)),
+            tool.description.clone(),
+            tool.tags.clone(),
+            &tool.input_schema,
+        )
+    }
+
     /// The `(name, description)` pairs of a JSON schema's `properties`, at the root and one level
     /// down (properties of an object property, or of the items of an array property). A missing
     /// description is empty.

@@ -188,6 +188,17 @@ impl SearchIndex {
         self.scorer.is_blocking()
     }
 
+    /// Whether the ranker is ready ([`Scorer::is_ready`]): `false` while a ranker by meaning
+    /// embeds the catalog in the background, when searches rank by words alone.
+    pub fn is_ready(&self) -> bool {
+        self.scorer.is_ready()
+    }
+
+    /// Blocks until the ranker is ready ([`Scorer::wait_ready`]), e.g. before measuring it.
+    pub fn wait_ready(&self) {
+        self.scorer.wait_ready();
+    }
+
     /// The options in force.
     pub fn options(&self) -> SearchOptions {
         self.options

@@ -48,7 +48,9 @@ mod tests;
 
 pub use analyze::terms;
 pub use corpus::{Corpus, Field, Posting, Query, QueryTerm, SearchDoc, TermId};
-pub use dense::{EmbedError, Embedder, EmbeddingRanker, HybridRanker, embedding_text};
+pub use dense::{
+    EmbedError, Embedder, EmbeddingRanker, HybridRanker, embedding_text, full_embedding_text, steps,
+};
 pub use index::{Hit, SearchIndex, SearchOptions, SearchPage};
 pub use meta::DeferredTools;
 pub use rank::{Bm25fRanker, Candidate, Ranker, Scorer};

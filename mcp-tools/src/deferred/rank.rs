@@ -49,6 +49,15 @@ pub trait Scorer: Send + Sync {
     fn is_blocking(&self) -> bool {
         false
     }
+
+    /// Whether the scorer ranks as well as it will: `false` while a model is still embedding
+    /// the catalog in the background (meanwhile it ranks by words). Default `true`.
+    fn is_ready(&self) -> bool {
+        true
+    }
+
+    /// Blocks until [`is_ready`](Scorer::is_ready). Default: returns at once.
+    fn wait_ready(&self) {}
 }
 
 /// BM25F: BM25 over several fields, each with its own weight and length normalisation, the

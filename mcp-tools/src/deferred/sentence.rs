@@ -8,7 +8,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
-use super::dense::{EmbedError, Embedder};
+use super::dense::{EmbedError, Embedder, HybridRanker};
 
 /// How a sentence's token vectors become one vector (`1_Pooling/config.json`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,7 @@ const BATCH: usize = 32;
 /// ```
 pub struct SentenceEmbedder {
     model: BertModel,
+    dir: std::path::PathBuf,
     tokenizer: Tokenizer,
     pooling: Pooling,
     device: Device,
@@ -60,6 +61,10 @@ fn read_json(path: &Path) -> Result<serde_json::Value, EmbedError> {
 }
 
 impl SentenceEmbedder {
+    /// The cut [`HybridRanker::from_model`](HybridRanker::from_model) applies: tools'
+    /// texts longer than this many tokens are cut (see `bench/retrieval.md` for the trade-off).
+    pub const DEFAULT_MAX_TOKENS: usize = 128;
+
     /// Loads the model in `dir`; the error names the file at fault.
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<SentenceEmbedder, EmbedError> {
         let dir = dir.as_ref();
@@ -111,7 +116,21 @@ impl SentenceEmbedder {
         let model = BertModel::load(vb, &config).map_err(|e| format!("{}: {e}", weights.display()))?;
         let id = fingerprint(&weights, &tokenizer_path, max_length, pooling)
             .map_err(|e| format!("{}: {e}", weights.display()))?;
-        Ok(SentenceEmbedder { model, tokenizer, pooling, device, id })
+        Ok(SentenceEmbedder { model, dir: dir.to_owned(), tokenizer, pooling, device, id })
+    }
+
+    /// Cuts every text at `tokens` tokens (at least 8; default: the model's `max_seq_length`,
+    /// 256 for all-MiniLM-L6-v2). A forward pass costs about linearly in the tokens, so a shorter
+    /// cut embeds a catalog faster, at the price of what the cut-off part says.
+    pub fn max_tokens(mut self, tokens: usize) -> Result<SentenceEmbedder, EmbedError> {
+        let tokens = tokens.max(8);
+        self.tokenizer
+            .with_truncation(Some(TruncationParams { max_length: tokens, ..TruncationParams::default() }))
+            .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let (weights, tokenizer) = (self.dir.join("model.safetensors"), self.dir.join("tokenizer.json"));
+        self.id = fingerprint(&weights, &tokenizer, tokens, self.pooling)
+            .map_err(|e| format!("{}: {e}", weights.display()))?;
+        Ok(self)
     }
 
     fn batch(&self, texts: Vec<&str>) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -177,5 +196,24 @@ impl Embedder for SentenceEmbedder {
             }
         }
         Ok(out)
+    }
+}
+
+impl HybridRanker {
+    /// The ranker the README recommends, from a sentence-transformers model folder (such as
+    /// the one `scripts/fetch-model.sh` prints): [`SentenceEmbedder`]
+    /// with texts cut at [`DEFAULT_MAX_TOKENS`](SentenceEmbedder::DEFAULT_MAX_TOKENS)
+    /// tokens, the default weights, cache file and background build.
+    ///
+    /// ```no_run
+    /// use mcp_tools::Server;
+    /// use mcp_tools::deferred::{DeferredTools, HybridRanker};
+    ///
+    /// let ranker = HybridRanker::from_model(".cache/models/all-MiniLM-L6-v2").expect("the model loads");
+    /// let server = Server::builder().defer_tools(DeferredTools::new().ranker(ranker)).build();
+    /// ```
+    pub fn from_model(dir: impl AsRef<Path>) -> Result<HybridRanker, EmbedError> {
+        let embedder = SentenceEmbedder::from_dir(dir)?.max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS)?;
+        Ok(HybridRanker::new(embedder))
     }
 }

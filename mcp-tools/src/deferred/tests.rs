@@ -307,6 +307,15 @@ impl Embedder for Broken {
     }
 }
 
+/// An index whose ranker has finished embedding the catalog (rankers by meaning embed it in the
+/// background by default).
+fn ready_index(docs: Vec<SearchDoc>, ranker: &dyn Ranker) -> SearchIndex {
+    let index = SearchIndex::build(docs, ranker);
+    index.wait_ready();
+    assert!(index.is_ready());
+    index
+}
+
 fn with_hotels() -> Vec<SearchDoc> {
     let mut docs = catalog();
     docs.push(doc("search_hotels", "Search hotels by city, with rooms and prices."));
@@ -319,7 +328,7 @@ fn embedding_text_has_name_words_description_tags_and_parameters() {
         "getWeather",
         Some("Weather".into()),
         "Weather now.",
-        "Weather now and later.",
+        "Weather now and later. Uses the national service; 3.5 km grid.\nSee the docs.",
         vec!["geo".into()],
         &serde_json::json!({"type": "object", "properties": {
             "city_name": {"type": "string", "description": "The city."},
@@ -327,19 +336,34 @@ fn embedding_text_has_name_words_description_tags_and_parameters() {
         }}),
     );
     assert_eq!(
-        embedding_text(&doc),
-        "get weather: Weather: Weather now and later. Tags: geo. Parameters: city name, unit. city name: The city."
+        full_embedding_text(&doc),
+        "get weather: Weather: Weather now and later. Uses the national service; 3.5 km grid.\nSee the docs. \
+         Tags: geo. Parameters: city name, unit. city name: The city."
     );
-    // No description: the summary stands in.
+    // The default: the description's first sentence and the parameters' names.
+    assert_eq!(
+        embedding_text(&doc),
+        "get weather: Weather: Weather now and later. Tags: geo. Parameters: city name, unit."
+    );
+    // No description: the summary stands in; a description of one line without a period is whole.
     let doc = SearchDoc { summary: "Only a summary.".into(), ..SearchDoc::new("ping", "") };
     assert_eq!(embedding_text(&doc), "ping: Only a summary.");
+    assert_eq!(full_embedding_text(&doc), "ping: Only a summary.");
+    assert_eq!(
+        embedding_text(&SearchDoc::new("ping", "Check the server (v1.2)")),
+        "ping: Check the server (v1.2)"
+    );
+    assert_eq!(
+        embedding_text(&SearchDoc::new("ping", "  Éé ünïcode first.  Second.")),
+        "ping: Éé ünïcode first."
+    );
 }
 
 #[test]
 fn hybrid_finds_a_tool_by_meaning_when_no_word_matches() {
-    let lexical = SearchIndex::build(with_hotels(), &Bm25fRanker::default());
+    let lexical = ready_index(with_hotels(), &Bm25fRanker::default());
     assert_eq!(lexical.search("accommodation", None, 10, 0).total, 0);
-    let hybrid = SearchIndex::build(with_hotels(), &HybridRanker::new(Concepts::default()));
+    let hybrid = ready_index(with_hotels(), &HybridRanker::new(Concepts::default()));
     assert!(hybrid.is_blocking());
     assert_eq!(names(&hybrid.search("accommodation", None, 10, 0)), ["search_hotels"]);
     // The tools sharing words and meaning rank above the one sharing a word only.
@@ -351,15 +375,12 @@ fn hybrid_finds_a_tool_by_meaning_when_no_word_matches() {
 
 #[test]
 fn hybrid_keeps_exact_names_first_and_drops_weak_matches() {
-    let hybrid = SearchIndex::build(with_hotels(), &HybridRanker::new(Concepts::default()));
+    let hybrid = ready_index(with_hotels(), &HybridRanker::new(Concepts::default()));
     assert_eq!(names(&hybrid.search("get_weather", None, 10, 0))[0], "get_weather");
     // Seven terms, two required, no tool has two: by words alone, nothing. By meaning the lodging
     // tool is kept; the invoices, sharing only `customer` and not the meaning, are still dropped.
     let query = "find lodging or accommodation, a room to stay tonight for a customer";
-    assert_eq!(
-        SearchIndex::build(with_hotels(), &Bm25fRanker::default()).search(query, None, 10, 0).total,
-        0
-    );
+    assert_eq!(ready_index(with_hotels(), &Bm25fRanker::default()).search(query, None, 10, 0).total, 0);
     assert_eq!(names(&hybrid.search(query, None, 10, 0)), ["search_hotels"]);
     // Nothing close in meaning and no word in common: no result rather than padding.
     assert_eq!(hybrid.search("quantum chromodynamics", None, 10, 0).total, 0);
@@ -368,7 +389,7 @@ fn hybrid_keeps_exact_names_first_and_drops_weak_matches() {
 #[test]
 fn embedding_ranker_alone_ranks_by_similarity() {
     let ranker = EmbeddingRanker::new(Concepts::default());
-    let index = SearchIndex::build(with_hotels(), &ranker);
+    let index = ready_index(with_hotels(), &ranker);
     assert_eq!(names(&index.search("lodging", None, 10, 0)), ["search_hotels"]);
     let page = index.search("mail", None, 10, 0);
     assert_eq!(names(&page), ["send_email"]);
@@ -377,9 +398,9 @@ fn embedding_ranker_alone_ranks_by_similarity() {
 
 #[test]
 fn a_failing_embedder_falls_back_to_words() {
-    let hybrid = SearchIndex::build(with_hotels(), &HybridRanker::new(Broken));
+    let hybrid = ready_index(with_hotels(), &HybridRanker::new(Broken));
     assert!(!hybrid.is_blocking());
-    let lexical = SearchIndex::build(with_hotels(), &Bm25fRanker::default());
+    let lexical = ready_index(with_hotels(), &Bm25fRanker::default());
     for query in ["weather forecast", "accommodation", "send an invoice to a customer"] {
         assert_eq!(
             names(&hybrid.search(query, None, 10, 0)),
@@ -394,7 +415,7 @@ fn a_failing_embedder_falls_back_to_words() {
             Ok(texts.iter().map(|t| vec![1.0; 1 + t.len() % 3]).collect())
         }
     }
-    let ragged = SearchIndex::build(with_hotels(), &HybridRanker::new(Ragged));
+    let ragged = ready_index(with_hotels(), &HybridRanker::new(Ragged));
     assert!(!ragged.is_blocking());
     let query = "weather forecast";
     assert_eq!(names(&ragged.search(query, None, 10, 0)), names(&lexical.search(query, None, 10, 0)));
@@ -405,15 +426,15 @@ fn a_changed_catalog_embeds_only_its_new_tools() {
     let concepts = Arc::new(Concepts::default());
     let ranker = HybridRanker::new(concepts.clone());
     let count = || concepts.embedded.load(std::sync::atomic::Ordering::SeqCst);
-    let index = SearchIndex::build(catalog(), &ranker);
+    let index = ready_index(catalog(), &ranker);
     assert_eq!(count(), catalog().len());
     drop(index);
-    let index = SearchIndex::build(with_hotels(), &ranker);
+    let index = ready_index(with_hotels(), &ranker);
     assert_eq!(count(), catalog().len() + 1, "one new tool, one embedding");
     index.search("lodging", None, 10, 0);
     assert_eq!(count(), catalog().len() + 2, "and one per query");
     // Clones share the vectors.
-    let _ = SearchIndex::build(with_hotels(), &ranker.clone());
+    let _ = ready_index(with_hotels(), &ranker.clone());
     assert_eq!(count(), catalog().len() + 2);
 }
 
@@ -444,36 +465,36 @@ fn a_cache_file_spares_a_restarted_server_the_embedding() {
     let query = "lodging for tonight";
 
     // First start: everything embedded, the file written.
-    let first = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let first = ready_index(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
     let expected = names(&first.search(query, None, 10, 0)).join(" ");
     assert_eq!(expected, "search_hotels");
     assert_eq!(count(), with_hotels().len() + 1);
     assert!(file.exists());
 
     // A restart (a new ranker): nothing embedded but the query, the same results.
-    let second = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let second = ready_index(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
     assert_eq!(count(), with_hotels().len() + 1);
     assert_eq!(names(&second.search(query, None, 10, 0)).join(" "), expected);
 
     // A restart with one more tool: one embedding.
     let mut more = with_hotels();
     more.push(doc("book_room", "Book a hotel room."));
-    let _ = SearchIndex::build(more, &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let _ = ready_index(more, &HybridRanker::new(concepts.clone()).cache_file(&file));
     assert_eq!(count(), with_hotels().len() + 3);
 
     // Another model ignores the file (and replaces it).
     let other = HybridRanker::new(Renamed(concepts.clone())).cache_file(&file);
-    let _ = SearchIndex::build(with_hotels(), &other);
+    let _ = ready_index(with_hotels(), &other);
     assert_eq!(count(), 2 * with_hotels().len() + 3);
     let again = HybridRanker::new(Renamed(concepts.clone())).cache_file(&file);
-    let _ = SearchIndex::build(with_hotels(), &again);
+    let _ = ready_index(with_hotels(), &again);
     assert_eq!(count(), 2 * with_hotels().len() + 3, "the file is now the new model's");
 
     // A corrupt file is ignored: the search still works, and the file is rewritten.
     std::fs::write(&file, b"mcp-tools embedding cache 1\n\xff\xff").unwrap();
-    let index = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let index = ready_index(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
     assert_eq!(names(&index.search(query, None, 10, 0)).join(" "), expected);
-    let rewritten = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let rewritten = ready_index(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
     let before = count();
     assert_eq!(names(&rewritten.search(query, None, 10, 0)).join(" "), expected);
     assert_eq!(count(), before + 1, "only the query was embedded");
@@ -485,17 +506,17 @@ fn a_cache_file_spares_a_restarted_server_the_embedding() {
             Ok(texts.iter().map(|t| vec![1.0, t.len() as f32]).collect())
         }
     }
-    let _ = SearchIndex::build(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
+    let _ = ready_index(with_hotels(), &HybridRanker::new(concepts.clone()).cache_file(&file));
     let mut more = with_hotels();
     more.push(doc("book_room", "Book a hotel room."));
-    let short = SearchIndex::build(more, &HybridRanker::new(Short).cache_file(&file));
+    let short = ready_index(more, &HybridRanker::new(Short).cache_file(&file));
     assert!(short.is_blocking(), "embedded anew rather than given up");
-    let again = SearchIndex::build(with_hotels(), &HybridRanker::new(Broken).cache_file(&file));
+    let again = ready_index(with_hotels(), &HybridRanker::new(Broken).cache_file(&file));
     assert!(again.is_blocking(), "the file now holds the short vectors, every one needed");
 
-    // An unwritable place is no obstacle to searching.
-    let nowhere = HybridRanker::new(concepts.clone()).cache_file(dir.join("missing/dir/vectors.bin"));
-    let index = SearchIndex::build(with_hotels(), &nowhere);
+    // An unwritable place (under a file) is no obstacle to searching; a missing folder is made.
+    let nowhere = HybridRanker::new(concepts.clone()).cache_file(file.join("vectors.bin"));
+    let index = ready_index(with_hotels(), &nowhere);
     assert_eq!(names(&index.search(query, None, 10, 0)).join(" "), expected);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -512,4 +533,111 @@ fn dot_products_of_any_length() {
             "{n}: {got} vs {expected}"
         );
     }
+}
+
+/// Embeds like [`Concepts`] once its gate opens; counts its calls.
+#[derive(Default)]
+struct Gated {
+    concepts: Concepts,
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Gated {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+impl Embedder for Gated {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.opened.wait(open).unwrap();
+        }
+        drop(open);
+        self.concepts.embed(texts)
+    }
+}
+
+#[test]
+fn a_hybrid_index_answers_by_words_until_its_vectors_are_ready() {
+    let gated = Arc::new(Gated::default());
+    let index = SearchIndex::build(with_hotels(), &HybridRanker::new(gated.clone()));
+    // Built at once; the model is still busy with the catalog.
+    assert!(!index.is_ready());
+    assert!(!index.is_blocking(), "searching by words meanwhile, on the async workers");
+    assert_eq!(index.search("accommodation", None, 10, 0).total, 0, "no word matches yet");
+    assert_eq!(names(&index.search("hotels", None, 10, 0)), ["search_hotels"]);
+    gated.open();
+    index.wait_ready();
+    assert!(index.is_ready() && index.is_blocking());
+    assert_eq!(names(&index.search("accommodation", None, 10, 0)), ["search_hotels"]);
+
+    // Not in the background: ready when built.
+    let now = SearchIndex::build(with_hotels(), &HybridRanker::new(Concepts::default()).background(false));
+    assert!(now.is_ready());
+    assert_eq!(names(&now.search("accommodation", None, 10, 0)), ["search_hotels"]);
+}
+
+#[test]
+fn a_dropped_index_stops_embedding_its_catalog() {
+    let gated = Arc::new(Gated::default());
+    let many: Vec<SearchDoc> =
+        (0..1000).map(|i| doc(&format!("tool_{i}"), &format!("Tool number {i}."))).collect();
+    let index = SearchIndex::build(many, &HybridRanker::new(gated.clone()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while gated.calls.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the background thread never embedded");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(index);
+    gated.open();
+    // The thread finishes its chunk, sees the index gone, and embeds no further chunk.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(gated.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
+fn the_default_cache_file_is_per_model_in_the_user_cache_folder() {
+    assert_eq!(super::dense::default_cache_file(""), None, "no model id, no shared file");
+    if let Some(file) = super::dense::default_cache_file("bert 1234 abcd") {
+        let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(name.starts_with("embeddings-") && name.ends_with(".bin") && name.len() == 31, "{name}");
+        assert_eq!(file.parent().unwrap().file_name().unwrap(), "mcp-tools");
+        assert_ne!(Some(file), super::dense::default_cache_file("bert 1234 abce"));
+    }
+}
+
+#[test]
+fn requests_split_into_their_steps() {
+    assert_eq!(
+        steps(
+            "Find the cheapest flight to Oslo next Friday, then put it in my calendar and email the itinerary to Anna."
+        ),
+        [
+            "Find the cheapest flight to Oslo next Friday",
+            "then put it in my calendar and email the itinerary to Anna."
+        ]
+    );
+    assert_eq!(
+        steps("read the README of kvn/dotfiles. Fix the typo; commit it. Also open a PR"),
+        ["read the README of kvn/dotfiles.", "Fix the typo", "commit it.", "Also open a PR"]
+    );
+    assert_eq!(
+        steps("look up the weather in Paris, and book a table for two"),
+        ["look up the weather in Paris", "and book a table for two"]
+    );
+    // One step: nothing to split (`then` inside a word, `3.5`, a short tail joins its step).
+    assert_eq!(steps("weather in Athens"), ["weather in Athens"]);
+    assert_eq!(steps("convert 3.5 miles to km"), ["convert 3.5 miles to km"]);
+    assert_eq!(steps("who starred octocat/hello-world? thanks"), ["who starred octocat/hello-world? thanks"]);
+    assert!(steps("").is_empty());
+    assert!(steps("   ").is_empty());
+    // Bounded, and whatever the text.
+    assert_eq!(steps(&"do this. ".repeat(50)).len(), 6);
+    assert_eq!(steps("ünïcödé wörds. then ✓ done ok").len(), 2);
 }

@@ -277,7 +277,7 @@ fn is_token(text: &str) -> bool {
 }
 
 /// The first line of a description, cut at 160 characters.
-fn first_line(description: &str) -> String {
+pub(crate) fn first_line(description: &str) -> String {
     let line = description.trim().lines().next().unwrap_or_default().trim();
     match line.char_indices().nth(160) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
