@@ -40,6 +40,8 @@ notes=""
   echo "Medians of 3 runs; in brackets, the ratio to the floor's figure of the same run (for"
   echo "rates, higher is better). Raw runs: bench/perf-pinned.json, bench/perf.json."
   echo
+  echo "![Each framework's median as a multiple of the floor's, pinned run](perf.svg)"
+  echo
   echo "## Pinned (driver on CPU 0, servers on CPU 1)"
   echo
   cat bench/perf-pinned.table.md
@@ -52,4 +54,5 @@ notes=""
   echo "$notes"
 } > bench/perf.md
 rm -f bench/perf.table.md bench/perf-pinned.table.md
-echo "wrote bench/perf.md"
+"$target_dir/release/perf-plot" bench/perf-pinned.json bench/perf.svg
+echo "wrote bench/perf.md and bench/perf.svg"
