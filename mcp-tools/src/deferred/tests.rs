@@ -641,3 +641,28 @@ fn requests_split_into_their_steps() {
     assert_eq!(steps(&"do this. ".repeat(50)).len(), 6);
     assert_eq!(steps("ünïcödé wörds. then ✓ done ok").len(), 2);
 }
+
+#[test]
+fn each_step_of_a_request_is_matched_on_its_own() {
+    let docs = || {
+        vec![
+            doc("search_hotels", "Search hotels by city, with rooms and prices."),
+            doc("send_mail", "Send an email message."),
+        ]
+    };
+    let query = "book a hotel room in Rome, then send an email to Anna";
+    let score = |split: bool| {
+        let mut ranker = HybridRanker::new(Concepts::default()).background(false);
+        ranker.split_steps = split;
+        let index = SearchIndex::build(docs(), &ranker);
+        let page = index.search(query, None, 10, 0);
+        assert_eq!(page.total, 2, "both steps' tools, either way");
+        let score = |name: &str| page.hits.iter().find(|h| &*h.name == name).unwrap().score;
+        (score("search_hotels"), score("send_mail"))
+    };
+    let (whole_hotels, whole_mail) = score(false);
+    let (step_hotels, step_mail) = score(true);
+    // Against the whole request, each tool shares half its meaning; against its own step, all.
+    assert!(step_hotels > whole_hotels + 0.1, "{step_hotels} vs {whole_hotels}");
+    assert!(step_mail > whole_mail + 0.1, "{step_mail} vs {whole_mail}");
+}
