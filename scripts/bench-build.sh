@@ -25,15 +25,18 @@ def write(path, text):
         open(path, "w").write(text)
 ws = '[workspace]\nmembers = ["ours", "rmcp"]\nresolver = "3"\n'
 write(f"{gen}/Cargo.toml", ws)
-write(f"{gen}/ours/Cargo.toml", f'''[package]
-name = "gen-ours"
+def manifest(name, dependencies):
+    """A generated crate's Cargo.toml."""
+    return f'''[package]
+name = "{name}"
 version = "0.0.0"
 edition = "2024"
 publish = false
 
 [dependencies]
-mcp-tools = {{ path = "{root}/mcp-tools" }}
-''')
+{dependencies}'''
+write(f"{gen}/ours/Cargo.toml", manifest("gen-ours", f'''mcp-tools = {{ path = "{root}/mcp-tools" }}
+'''))
 body = "\n".join(f'''/// Tool number {i}: adds two numbers and {i}.
 #[mcp_tools::tool]
 async fn tool_{i}(a: f64, b: f64) -> String {{
@@ -41,18 +44,11 @@ async fn tool_{i}(a: f64, b: f64) -> String {{
 }}
 ''' for i in range(N))
 write(f"{gen}/ours/src/main.rs", body + "\nmcp_tools::main!();\n")
-write(f"{gen}/rmcp/Cargo.toml", f'''[package]
-name = "gen-rmcp"
-version = "0.0.0"
-edition = "2024"
-publish = false
-
-[dependencies]
-rmcp = {{ version = "{rmcp}", default-features = false, features = ["server", "macros", "transport-io"] }}
+write(f"{gen}/rmcp/Cargo.toml", manifest("gen-rmcp", f'''rmcp = {{ version = "{rmcp}", default-features = false, features = ["server", "macros", "transport-io"] }}
 serde = {{ version = "1", features = ["derive"] }}
 schemars = "1"
 tokio = {{ version = "1", features = ["rt-multi-thread", "macros", "io-std"] }}
-''')
+'''))
 structs = "\n".join(f'''#[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Args{i} {{
     a: f64,

@@ -546,20 +546,22 @@ pub fn steps(query: &str) -> Vec<&str> {
         i += 1;
     }
     cuts.push(query.len());
-    let mut out: Vec<&str> = Vec::new();
+    // Each step as a byte range of the query; a part too short to stand alone joins the step
+    // before (or, first, the one after: its start stays).
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     for &end in &cuts[1..] {
         let part = &query[start..end];
         if part.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count() >= 2 {
-            out.push(part.trim().trim_end_matches([',', ';']).trim());
+            ranges.push((start, end));
             start = end;
-        } else if let Some(last) = out.last_mut() {
-            // Too short to stand alone: part of the step before.
-            let begin = last.as_ptr() as usize - query.as_ptr() as usize;
-            *last = query[begin..end].trim().trim_end_matches([',', ';']).trim();
+        } else if let Some(last) = ranges.last_mut() {
+            last.1 = end;
             start = end;
         }
     }
+    let mut out: Vec<&str> =
+        ranges.iter().map(|&(a, b)| query[a..b].trim().trim_end_matches([',', ';']).trim()).collect();
     out.retain(|s| !s.is_empty());
     out.truncate(MAX_STEPS);
     out

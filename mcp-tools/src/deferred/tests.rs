@@ -666,3 +666,27 @@ fn each_step_of_a_request_is_matched_on_its_own() {
     assert!(step_hotels > whole_hotels + 0.1, "{step_hotels} vs {whole_hotels}");
     assert!(step_mail > whole_mail + 0.1, "{step_mail} vs {whole_mail}");
 }
+
+#[test]
+fn a_tool_is_indexed_as_a_deferred_server_indexes_it() {
+    let tool = crate::Tool::new(
+        "get_weather",
+        "Weather of a city.\nMore detail on a second line.",
+        serde_json::json!({"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city."},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}
+        }}),
+        |_, _| async { Ok(crate::ToolResult::new()) },
+    )
+    .title("Weather")
+    .tags(["geo"]);
+    let doc = SearchDoc::from_tool(&tool);
+    assert_eq!(doc.name, "get_weather");
+    assert_eq!(doc.title.as_deref(), Some("Weather"));
+    assert_eq!(doc.summary, "Weather of a city.", "the description's first line by default");
+    assert_eq!(doc.tags, ["geo"]);
+    assert_eq!(doc.params, [("city".to_owned(), "The city.".to_owned()), ("unit".to_owned(), String::new())]);
+    assert_eq!(doc.values, ["celsius", "fahrenheit"]);
+    let doc = SearchDoc::from_tool(&tool.summary("Forecasts."));
+    assert_eq!(doc.summary, "Forecasts.", "a summary of its own wins");
+}
