@@ -150,8 +150,12 @@ const STOP_WORDS: &[&str] = &[
 
 /// Whether `word` (lowercase) is a stop word.
 pub(crate) fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    // No stop word is longer (checked by a test): most words skip the search.
+    word.len() <= LONGEST_STOP_WORD && STOP_WORDS.binary_search(&word).is_ok()
 }
+
+/// The length of the longest of [`STOP_WORDS`].
+const LONGEST_STOP_WORD: usize = 6;
 
 /// Stop words and the stemmer.
 pub(crate) struct Analyzer {
@@ -220,6 +224,7 @@ mod tests {
     #[test]
     fn stop_words_are_sorted() {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(STOP_WORDS.iter().map(|w| w.len()).max(), Some(LONGEST_STOP_WORD));
     }
 
     #[test]

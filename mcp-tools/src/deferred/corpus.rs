@@ -4,10 +4,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use super::analyze::{Analyzer, Piece, Splitter};
+use super::rewrite::{self, Rewriter};
 
 /// A term's number in the [`Corpus`] vocabulary.
 pub type TermId = u32;
@@ -234,6 +236,8 @@ pub struct Corpus {
     avg_lengths: [f32; Field::COUNT],
     /// Each document's name, normalised as a whole form (`get_user_by_id`).
     name_keys: Vec<Box<str>>,
+    /// Built at the first query with a possible abbreviation.
+    rewriter: OnceLock<Rewriter>,
 }
 
 impl std::fmt::Debug for Corpus {
@@ -300,6 +304,7 @@ impl Corpus {
             }
         }
         Corpus {
+            rewriter: OnceLock::new(),
             docs,
             analyzer: builder.analyzer,
             vocab: builder.vocab,
@@ -381,6 +386,32 @@ impl Corpus {
     /// A document's name as a whole form: lowercase parts joined by `_`.
     pub fn name_key(&self, doc: usize) -> &str {
         &self.name_keys[doc]
+    }
+
+    /// `text` with each abbreviation in capitals followed by the phrase it stands for in this
+    /// catalog (`approve PR 88` → `approve PR (pull request) 88`): two or three capitals (maybe
+    /// with a plural `s`) whose phrase of as many words is in at least three documents and spelt
+    /// out in at least half of the documents that use the abbreviation. `None` when nothing
+    /// changes. [`SearchIndex`](super::SearchIndex) searches the rewritten query, so both the
+    /// words and the embedding see the phrase.
+    pub fn rewrite(&self, text: &str) -> Option<String> {
+        let mut any = false;
+        rewrite::abbreviations(text, |_, _| any = true);
+        if !any {
+            return None;
+        }
+        let documents = self.docs.iter().map(|d| rewrite::Document {
+            prose: [d.title.as_deref().unwrap_or(""), &d.summary, &d.description]
+                .into_iter()
+                .chain(d.params.iter().map(|(_, t)| t.as_str()))
+                .collect(),
+            other: [d.name.as_str()]
+                .into_iter()
+                .chain(d.tags.iter().chain(&d.values).map(String::as_str))
+                .chain(d.params.iter().map(|(n, _)| n.as_str()))
+                .collect(),
+        });
+        self.rewriter.get_or_init(|| Rewriter::new(documents)).rewrite(text)
     }
 
     /// Analyzes a query against this corpus.

@@ -10,6 +10,7 @@
 //! `SentenceEmbedder` runs a sentence-transformers BERT model
 //! (e.g. all-MiniLM-L6-v2) on the CPU.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -470,15 +471,17 @@ impl Dense {
 
     /// The cosine similarity of the query to each document, or `None` when there is no
     /// embedding (logged).
-    fn similarities(&self, query: &Query<'_>, split: bool) -> Option<Vec<f32>> {
+    fn similarities(&self, query: &Query<'_>, split: bool, drop_values: bool) -> Option<Vec<f32>> {
         let vectors = self.vectors()?;
-        let mut texts = vec![query.text()];
+        let clean = |t: &'_ str| if drop_values { without_values(t).into_owned() } else { t.to_owned() };
+        let mut owned = vec![clean(query.text())];
         if split {
             let steps = steps(query.text());
             if steps.len() > 1 {
-                texts.extend(steps);
+                owned.extend(steps.into_iter().map(clean));
             }
         }
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         let queries = match self.cached.queries(&texts) {
             Ok(q) if q.iter().all(|q| q.len() == vectors.dim) => q,
             Ok(q) => {
@@ -567,6 +570,61 @@ pub fn steps(query: &str) -> Vec<&str> {
     out
 }
 
+/// The words of a request without the values it carries, which say little about which tool
+/// serves it: quoted text (`'Add OAuth login'`) and tokens such as `acme/api#88`, `v1.2.0`,
+/// `abc1234`, `a@b.io` or `env=staging` (a slash, `#`, `@`, `=` or `_`, or digits mixed with
+/// letters). Plain numbers and numbers with a short unit (`52`, `5m`, `22nd`) stay. When
+/// nothing with a letter would be left, the request is returned whole. Rankers by meaning embed
+/// this rather than the request (see [`HybridRanker::drop_values`]).
+///
+/// ```
+/// use mcp_tools::deferred::without_values;
+///
+/// assert_eq!(without_values("close #42 in acme/api, it's fixed"), "close in it's fixed");
+/// assert_eq!(without_values("add a todo 'go to gym tomorrow.'"), "add a todo");
+/// assert_eq!(without_values("area of a triangle with base 5m"), "area of a triangle with base 5m");
+/// assert_eq!(without_values("acme/api#88"), "acme/api#88");
+/// ```
+pub fn without_values(request: &str) -> Cow<'_, str> {
+    let tokens: Vec<&str> = request.split_whitespace().collect();
+    let mut keep = vec![true; tokens.len()];
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i].trim_start_matches('(');
+        let quote = t.chars().next().filter(|c| matches!(c, '\'' | '"' | '‘' | '“'));
+        if let Some(open) = quote {
+            let close = match open {
+                '‘' => '’',
+                '“' => '”',
+                c => c,
+            };
+            let ends = |j: usize| {
+                let b = tokens[j].trim_end_matches(['?', '.', ',', '!', ':', ';', ')']);
+                b.ends_with(close) && (j > i || b.chars().count() > 1)
+            };
+            if let Some(end) = (i..tokens.len()).find(|&j| ends(j)) {
+                keep[i..=end].iter_mut().for_each(|k| *k = false);
+                i = end + 1;
+                continue;
+            }
+        }
+        let core = tokens[i].trim_matches(|c: char| !c.is_alphanumeric());
+        let marked = tokens[i].contains(['/', '#', '@', '=']) || core.contains('_');
+        let digits = core.chars().any(|c| c.is_ascii_digit());
+        let unit = core.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',');
+        let number = unit.chars().count() <= 3 && unit.chars().all(char::is_alphabetic);
+        if marked || (digits && !number) {
+            keep[i] = false;
+        }
+        i += 1;
+    }
+    let kept: Vec<&str> = tokens.iter().zip(&keep).filter(|(_, k)| **k).map(|(t, _)| *t).collect();
+    if keep.iter().all(|k| *k) || !kept.iter().any(|t| t.chars().any(char::is_alphabetic)) {
+        return Cow::Borrowed(request);
+    }
+    Cow::Owned(kept.join(" "))
+}
+
 /// Ranks by the cosine similarity of embeddings alone: a document is a result when its
 /// similarity to the query is at least [`min_similarity`](EmbeddingRanker::min_similarity).
 ///
@@ -582,6 +640,9 @@ pub struct EmbeddingRanker {
     /// tool is then as close as it is to the whole request or to its closest step. Default
     /// `true`.
     pub split_steps: bool,
+    /// Whether the request is embedded without its values (see [`without_values`]). Default
+    /// `true`.
+    pub drop_values: bool,
     /// The text of a tool that is embedded (default [`embedding_text`]; or
     /// [`full_embedding_text`], or a function of your own).
     pub text: fn(&SearchDoc) -> String,
@@ -592,6 +653,7 @@ impl std::fmt::Debug for EmbeddingRanker {
         f.debug_struct("EmbeddingRanker")
             .field("min_similarity", &self.min_similarity)
             .field("split_steps", &self.split_steps)
+            .field("drop_values", &self.drop_values)
             .finish_non_exhaustive()
     }
 }
@@ -606,6 +668,7 @@ impl EmbeddingRanker {
             background: true,
             min_similarity: 0.3,
             split_steps: true,
+            drop_values: true,
             text: embedding_text,
         }
     }
@@ -636,6 +699,7 @@ impl Ranker for EmbeddingRanker {
             dense: Dense::prepare(&self.cached, corpus, self.background, self.text),
             min_similarity: self.min_similarity,
             split_steps: self.split_steps,
+            drop_values: self.drop_values,
         })
     }
 }
@@ -644,6 +708,7 @@ struct EmbeddingScorer {
     dense: Dense,
     min_similarity: f32,
     split_steps: bool,
+    drop_values: bool,
 }
 
 impl Scorer for EmbeddingScorer {
@@ -660,7 +725,9 @@ impl Scorer for EmbeddingScorer {
     }
 
     fn rank(&self, _: &Corpus, query: &Query<'_>, out: &mut Vec<Candidate>) {
-        let Some(similarities) = self.dense.similarities(query, self.split_steps) else { return };
+        let Some(similarities) = self.dense.similarities(query, self.split_steps, self.drop_values) else {
+            return;
+        };
         let all = query.coverage_terms() as u32;
         for (doc, &similarity) in similarities.iter().enumerate() {
             if similarity >= self.min_similarity {
@@ -706,6 +773,11 @@ pub struct HybridRanker {
     /// is also embedded step by step (see [`steps`]): each tool's cosine is then its best over
     /// the whole request and its steps, so that every step's tools come up. Default `true`.
     pub split_steps: bool,
+    /// Whether the request (and each step) is embedded without the values it carries
+    /// (`close #42 in acme/api` → `close in`; see [`without_values`]): names, numbers and
+    /// quoted text pull the vector away from what is asked. The words are still matched by
+    /// the lexical ranker. Default `true`.
+    pub drop_values: bool,
     /// The text of a tool that is embedded (default [`embedding_text`]; or
     /// [`full_embedding_text`], or a function of your own).
     pub text: fn(&SearchDoc) -> String,
@@ -718,6 +790,7 @@ impl std::fmt::Debug for HybridRanker {
             .field("lexical_weight", &self.lexical_weight)
             .field("min_similarity", &self.min_similarity)
             .field("split_steps", &self.split_steps)
+            .field("drop_values", &self.drop_values)
             .finish_non_exhaustive()
     }
 }
@@ -735,6 +808,7 @@ impl HybridRanker {
             lexical_weight: 0.25,
             min_similarity: 0.3,
             split_steps: true,
+            drop_values: true,
             text: embedding_text,
         }
     }
@@ -775,6 +849,7 @@ impl Ranker for HybridRanker {
             lexical_weight: self.lexical_weight.clamp(0.0, 1.0),
             min_similarity: self.min_similarity,
             split_steps: self.split_steps,
+            drop_values: self.drop_values,
         })
     }
 }
@@ -785,6 +860,7 @@ struct HybridScorer {
     lexical_weight: f32,
     min_similarity: f32,
     split_steps: bool,
+    drop_values: bool,
 }
 
 impl Scorer for HybridScorer {
@@ -803,7 +879,9 @@ impl Scorer for HybridScorer {
     fn rank(&self, corpus: &Corpus, query: &Query<'_>, out: &mut Vec<Candidate>) {
         let start = out.len();
         self.lexical.rank(corpus, query, out);
-        let Some(similarities) = self.dense.similarities(query, self.split_steps) else { return };
+        let Some(similarities) = self.dense.similarities(query, self.split_steps, self.drop_values) else {
+            return;
+        };
         let best = out[start..].iter().map(|c| c.score).fold(0f32, f32::max);
         let scale = if best > 0.0 { self.lexical_weight / best } else { 0.0 };
         let semantic = 1.0 - self.lexical_weight;

@@ -261,7 +261,9 @@ impl SearchIndex {
         visible: Option<&dyn Fn(usize) -> bool>,
     ) -> SearchPage {
         let shown = |doc: u32| visible.is_none_or(|v| v(doc as usize));
-        let query = self.corpus.query(query);
+        // Abbreviations spelt out from the catalog's own phrases (`PR` → `PR (pull request)`).
+        let rewritten = self.corpus.rewrite(query);
+        let query = self.corpus.query(rewritten.as_deref().unwrap_or(query));
         if query.is_blank() {
             if matches!(tags, None | Some([])) && visible.is_none() {
                 // Every document, by name: no need to collect them.

@@ -14,7 +14,9 @@
 //!
 //! Text is split into words, names into parts (`getUserByID2` → get, user, by, id, 2), stop words
 //! are dropped and the rest stemmed (Snowball English); see [`terms`]. Matching is by whole terms
-//! only: `the` never matches `theme`.
+//! only: `the` never matches `theme`. An abbreviation in capitals in a request is searched with
+//! the phrase the catalog spells out beside it (`PR` → `PR (pull request)`; see
+//! [`Corpus::rewrite`]).
 //!
 //! ```
 //! use mcp_tools::deferred::{Bm25fRanker, SearchDoc, SearchIndex};
@@ -41,6 +43,7 @@ mod dense;
 mod index;
 pub(crate) mod meta;
 mod rank;
+mod rewrite;
 #[cfg(feature = "embeddings")]
 mod sentence;
 #[cfg(test)]
@@ -50,6 +53,7 @@ pub use analyze::terms;
 pub use corpus::{Corpus, Field, Posting, Query, QueryTerm, SearchDoc, TermId};
 pub use dense::{
     EmbedError, Embedder, EmbeddingRanker, HybridRanker, embedding_text, full_embedding_text, steps,
+    without_values,
 };
 pub use index::{Hit, SearchIndex, SearchOptions, SearchPage};
 pub use meta::DeferredTools;

@@ -690,3 +690,59 @@ fn a_tool_is_indexed_as_a_deferred_server_indexes_it() {
     let doc = SearchDoc::from_tool(&tool.summary("Forecasts."));
     assert_eq!(doc.summary, "Forecasts.", "a summary of its own wins");
 }
+
+#[test]
+fn values_are_left_out_of_the_embedded_request() {
+    let docs = || {
+        vec![
+            doc("search_hotels", "Search hotels by city, with rooms and prices."),
+            doc("send_mail", "Send an email message."),
+        ]
+    };
+    // The quoted text is what to send; it is about hotels, the request is not.
+    let query = "send the text 'hotel room, rooms, lodging and a stay' to anna@example.com";
+    let first = |drop_values: bool| {
+        let mut ranker = HybridRanker::new(Concepts::default()).background(false);
+        ranker.drop_values = drop_values;
+        let index = SearchIndex::build(docs(), &ranker);
+        index.search(query, None, 10, 0).hits[0].name.to_string()
+    };
+    assert_eq!(first(true), "send_mail");
+    assert_eq!(first(false), "search_hotels", "the values pull the whole request towards hotels");
+}
+
+#[test]
+fn what_counts_as_a_value() {
+    let cases = [
+        ("close #42 in acme/api, it's fixed", "close in it's fixed"),
+        ("email bob@example.com about v1.2.0 and commit abc1234", "email about and commit"),
+        ("run deploy.yml with env=staging on the my_branch branch", "run deploy.yml with on the branch"),
+        ("say \u{201c}hello there\u{201d} twice", "say twice"),
+        ("add the todo \"buy milk\" and 'call mum.'", "add the todo and"),
+        // Numbers (with a short unit) and apostrophes stay; an unclosed quote drops nothing.
+        ("a triangle of base 5m, 22nd of May, 52 cards", "a triangle of base 5m, 22nd of May, 52 cards"),
+        ("it's alice's 'draft", "it's alice's 'draft"),
+        // Nothing but values: the request whole.
+        ("acme/api#88", "acme/api#88"),
+        ("", ""),
+    ];
+    for (request, kept) in cases {
+        assert_eq!(without_values(request), kept, "{request}");
+    }
+}
+
+#[test]
+fn abbreviations_are_searched_as_the_catalog_spells_them() {
+    let index = SearchIndex::build(
+        vec![
+            doc("pulls_create_review", "Create a review for a pull request."),
+            doc("pulls_merge", "Merge a pull request."),
+            doc("pr_stack", "Group a PR with others: each pull request in order."),
+            doc("fork_pr_policy", "Whether a fork PR runs workflows: a pull request from a fork."),
+            doc("issues_create", "Create an issue."),
+        ],
+        &Bm25fRanker::default(),
+    );
+    let page = index.search("review PR 12", None, 10, 0);
+    assert_eq!(&*page.hits[0].name, "pulls_create_review", "{:?}", page.hits);
+}
