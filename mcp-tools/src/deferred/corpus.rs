@@ -390,28 +390,29 @@ impl Corpus {
 
     /// `text` with each abbreviation in capitals followed by the phrase it stands for in this
     /// catalog (`approve PR 88` → `approve PR (pull request) 88`): two or three capitals (maybe
-    /// with a plural `s`) whose phrase of as many words is in at least three documents and spelt
-    /// out in at least half of the documents that use the abbreviation. `None` when nothing
-    /// changes. [`SearchIndex`](super::SearchIndex) searches the rewritten query, so both the
-    /// words and the embedding see the phrase.
+    /// with a plural `s`) whose phrase of as many words is spelt out beside them in at least two
+    /// documents, and in at least half of the documents that use the abbreviation. `None` when
+    /// nothing changes. [`SearchIndex`](super::SearchIndex) searches the rewritten query, so both
+    /// the words and the embedding see the phrase. What the catalog spells out is learned at the
+    /// first query with a possible abbreviation.
     pub fn rewrite(&self, text: &str) -> Option<String> {
-        let mut any = false;
-        rewrite::abbreviations(text, |_, _| any = true);
-        if !any {
-            return None;
-        }
-        let documents = self.docs.iter().map(|d| rewrite::Document {
-            prose: [d.title.as_deref().unwrap_or(""), &d.summary, &d.description]
-                .into_iter()
-                .chain(d.params.iter().map(|(_, t)| t.as_str()))
-                .collect(),
-            other: [d.name.as_str()]
-                .into_iter()
-                .chain(d.tags.iter().chain(&d.values).map(String::as_str))
-                .chain(d.params.iter().map(|(n, _)| n.as_str()))
-                .collect(),
-        });
-        self.rewriter.get_or_init(|| Rewriter::new(documents)).rewrite(text)
+        rewrite::rewrite(text, || {
+            self.rewriter.get_or_init(|| {
+                Rewriter::new(self.docs.iter().map(|d| {
+                    rewrite::Document {
+                        prose: [d.title.as_deref().unwrap_or(""), &d.summary, &d.description]
+                            .into_iter()
+                            .chain(d.params.iter().map(|(_, t)| t.as_str()))
+                            .collect(),
+                        other: [d.name.as_str()]
+                            .into_iter()
+                            .chain(d.tags.iter().chain(&d.values).map(String::as_str))
+                            .chain(d.params.iter().map(|(n, _)| n.as_str()))
+                            .collect(),
+                    }
+                }))
+            })
+        })
     }
 
     /// Analyzes a query against this corpus.

@@ -4,9 +4,8 @@
 //! what was meant. Everything is learned from the catalog (the phrase the documents using the
 //! abbreviation also spell out), nothing from a vendor's vocabulary.
 
-use std::collections::hash_map::Entry;
-
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use super::analyze::is_stop_word;
 
@@ -24,8 +23,8 @@ const MIN_TOGETHER: u32 = 2;
 /// A phrase, with the number of documents using both it and its abbreviation.
 type Phrase = (Box<str>, u32);
 
-/// What the catalog says about words: each one's document frequency and the phrases its
-/// abbreviations stand for.
+/// What the catalog says about abbreviations: how many documents use each word of two or three
+/// letters, and the phrase each such word stands for.
 #[derive(Debug, Default)]
 pub(crate) struct Rewriter {
     /// Words of two or three letters (as [`code`]s), with the number of documents using each.
@@ -195,36 +194,37 @@ impl Rewriter {
         let (phrase, together) = self.phrases.get(initials)?;
         (2 * together >= self.df(initials)).then_some(&**phrase)
     }
+}
 
-    /// `query` with each abbreviation (see [`abbreviations`]) followed by its phrase in
-    /// brackets, unless the query already says it; `None` when nothing changes.
-    pub(crate) fn rewrite(&self, query: &str) -> Option<String> {
-        let mut out = String::new();
-        let mut copied = 0;
-        let mut lowered: Option<String> = None;
-        abbreviations(query, |end, letters| {
-            let Some(phrase) = self.expansion(&letters.to_ascii_lowercase()) else { return };
-            if lowered.get_or_insert_with(|| query.to_ascii_lowercase()).contains(phrase) {
-                return;
-            }
-            out.push_str(&query[copied..end]);
-            out.push_str(" (");
-            out.push_str(phrase);
-            out.push(')');
-            copied = end;
-        });
-        if copied == 0 {
-            return None;
+/// `query` with each abbreviation (see [`abbreviations`]) followed by its phrase in brackets,
+/// unless the query already says it; `None` when nothing changes. `rewriter` is asked for only
+/// when the query has a possible abbreviation (it is built at the first such query).
+pub(crate) fn rewrite<'r>(query: &str, rewriter: impl Fn() -> &'r Rewriter) -> Option<String> {
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut lowered: Option<String> = None;
+    abbreviations(query, |end, letters| {
+        let Some(phrase) = rewriter().expansion(&letters.to_ascii_lowercase()) else { return };
+        if lowered.get_or_insert_with(|| query.to_ascii_lowercase()).contains(phrase) {
+            return;
         }
-        out.push_str(&query[copied..]);
-        Some(out)
+        out.push_str(&query[copied..end]);
+        out.push_str(" (");
+        out.push_str(phrase);
+        out.push(')');
+        copied = end;
+    });
+    if copied == 0 {
+        return None;
     }
+    out.push_str(&query[copied..]);
+    Some(out)
 }
 
 /// Calls `f` with the end (a byte offset) and the letters of each possible abbreviation of
 /// `query`: a word of two or three capitals, maybe with a plural `s` (`PR`, `PRs`), that is not
 /// part of an identifier, path or version (`acme/PR-1`, `v1.RC`).
-pub(crate) fn abbreviations(query: &str, mut f: impl FnMut(usize, &str)) {
+fn abbreviations(query: &str, mut f: impl FnMut(usize, &str)) {
     let bytes = query.as_bytes();
     let attached = |b: Option<&u8>| b.is_some_and(|b| matches!(b, b'_' | b'-' | b'/' | b'.' | b'#' | b'@'));
     let mut i = 0;
@@ -253,6 +253,12 @@ pub(crate) fn abbreviations(query: &str, mut f: impl FnMut(usize, &str)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Rewriter {
+        fn rewrite(&self, query: &str) -> Option<String> {
+            rewrite(query, || self)
+        }
+    }
 
     fn doc<'a>(name: &'a str, description: &'a str) -> Document<'a> {
         Document { prose: vec![description], other: vec![name] }
