@@ -184,6 +184,42 @@ async fn a_request_without_its_envelope_is_invalid_params_naming_what_is_missing
 }
 
 #[tokio::test]
+async fn a_malformed_part_of_the_envelope_is_invalid_params_naming_it() {
+    let server = server();
+    let with = |key: &str, value: Value| {
+        let mut meta = envelope(json!({}));
+        meta[key] = value;
+        json!({"name": "upto", "arguments": {"n": 2}, "_meta": meta})
+    };
+    for (key, value) in [
+        ("io.modelcontextprotocol/clientCapabilities", json!(["sampling"])),
+        ("io.modelcontextprotocol/clientInfo", json!({"name": "no version"})),
+        ("io.modelcontextprotocol/logLevel", json!("loud")),
+    ] {
+        let answer = raw(&server, "tools/call", with(key, value.clone())).await;
+        assert_eq!(answer["error"]["code"], -32602, "{key}: {answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(key), "{key}: {answer}");
+    }
+    // The tool's name and arguments are read in the same pass as the envelope.
+    let mut wrong_name = with("io.modelcontextprotocol/clientInfo", json!({"name": "t", "version": "1"}));
+    wrong_name["name"] = json!(7);
+    let answer = raw(&server, "tools/call", wrong_name).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("invalid type"), "{answer}");
+    let answer = raw(&server, "tools/call", json!({"arguments": {}, "_meta": envelope(json!({}))})).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("`name`"), "{answer}");
+    // On a connection in the stateless era, params that are not an object.
+    let client = TestClient::connect_stateless(&server);
+    client.request("tools/list", json!({})).await.unwrap();
+    let answer = client.send_raw(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":["upto"]}"#).await;
+    assert!(answer["error"]["message"].as_str().unwrap().contains("must be an object"), "{answer}");
+    let fine = with("io.modelcontextprotocol/clientInfo", json!({"name": "t", "version": "1"}));
+    let answer = raw(&server, "tools/call", fine).await;
+    assert_eq!(answer["result"]["structuredContent"], json!([1, 2]), "{answer}");
+}
+
+#[tokio::test]
 async fn an_unsupported_revision_is_answered_with_the_supported_ones() {
     let params = json!({"_meta": {
         "io.modelcontextprotocol/protocolVersion": "v999.0.0",

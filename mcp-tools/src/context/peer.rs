@@ -1,6 +1,7 @@
 //! The other end of a call: facts about the client ([`Peer`]), and the queue a call's answer and
 //! related messages go to ([`Outbound`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,7 +18,8 @@ use crate::protocol::{Era, Implementation, LATEST_HANDSHAKE_VERSION};
 pub(crate) struct Peer {
     pub client_info: Implementation,
     pub client_capabilities: Map<String, Value>,
-    pub protocol_version: String,
+    /// The revision; one of the supported versions' names, which need no copy.
+    pub protocol_version: Cow<'static, str>,
     pub era: Era,
     /// Minimum level of `notifications/message` the client wants (`logging/setLevel`, or the
     /// request's `logLevel`); [`LOGS_OFF`] when it asked for none.
@@ -33,14 +35,14 @@ impl Peer {
         Peer {
             client_info: Implementation::default(),
             client_capabilities: Map::new(),
-            protocol_version: LATEST_HANDSHAKE_VERSION.to_owned(),
+            protocol_version: Cow::Borrowed(LATEST_HANDSHAKE_VERSION),
             era: Era::Handshake,
             log_level: AtomicU8::new(LogLevel::Info as u8),
         }
     }
     /// The client of one stateless request; `log_level` is what it asked for (none: no logs).
     pub fn stateless(
-        protocol_version: String,
+        protocol_version: &'static str,
         client_capabilities: Map<String, Value>,
         client_info: Option<Implementation>,
         log_level: Option<LogLevel>,
@@ -48,7 +50,7 @@ impl Peer {
         Peer {
             client_info: client_info.unwrap_or_default(),
             client_capabilities,
-            protocol_version,
+            protocol_version: Cow::Borrowed(protocol_version),
             era: Era::Stateless,
             log_level: AtomicU8::new(log_level.map_or(LOGS_OFF, |l| l as u8)),
         }

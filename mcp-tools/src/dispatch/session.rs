@@ -5,6 +5,7 @@
 //! answers (and the messages related to a request: progress, logs, server→client requests) go
 //! to; it knows nothing of stdio or HTTP.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -37,7 +38,9 @@ use crate::protocol::jsonrpc::{
 use crate::protocol::messages::{
     CallToolParams, CancelledParams, InitializeParams, ProgressToken, RequestMeta, SetLevelParams,
 };
-use crate::protocol::stateless::{CacheHint, StatelessParams, check_envelope, complete, has_envelope};
+use crate::protocol::stateless::{
+    CacheHint, StatelessParams, check_envelope, complete, complete_value, has_envelope,
+};
 use crate::protocol::{
     Era, HANDSHAKE_VERSIONS, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LATEST_HANDSHAKE_VERSION,
     METHOD_NOT_FOUND, RequestId, STATELESS_VERSIONS,
@@ -81,8 +84,8 @@ impl Session {
         // A request without the header is assumed to be 2025-03-26 (the revision that
         // introduced the header), as the specification says.
         let mut peer = Peer::new();
-        peer.protocol_version =
-            protocol_version.filter(|v| HANDSHAKE_VERSIONS.contains(v)).unwrap_or("2025-03-26").to_owned();
+        let known = protocol_version.and_then(|v| HANDSHAKE_VERSIONS.iter().find(|known| **known == v));
+        peer.protocol_version = Cow::Borrowed(known.unwrap_or(&"2025-03-26"));
         let _ = session.peer.set(Arc::new(peer));
         let _ = session.era.set(Era::Handshake);
         Arc::new(session)
@@ -364,9 +367,17 @@ impl Session {
             };
             return Self::reply_error(origin, Some(&id), ErrorObject::new(METHOD_NOT_FOUND, why));
         };
-        let front = match era {
-            Era::Handshake => self.handshake_front(method, name),
-            Era::Stateless => self.stateless_front(method, name, params),
+        // A stateless request's params are read once, here: its envelope, and a call's tool.
+        let decoded = match era {
+            Era::Handshake => None,
+            Era::Stateless => match StatelessParams::decode(params) {
+                Ok(decoded) => Some(decoded),
+                Err(why) => return Self::reply_error(origin, Some(&id), ErrorObject::invalid_params(why)),
+            },
+        };
+        let front = match &decoded {
+            None => self.handshake_front(method, name),
+            Some(decoded) => self.stateless_front(method, name, params, decoded),
         };
         let front = match front {
             Ok(front) => front,
@@ -417,7 +428,7 @@ impl Session {
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
-            Method::ToolsCall => self.call_tool(id, params, front, origin),
+            Method::ToolsCall => self.call_tool(id, params, decoded.as_ref(), front, origin),
             Method::SetLogLevel => match decode_params::<SetLevelParams>(params) {
                 Ok(p) => {
                     front.peer.set_log_level(p.level);
@@ -506,21 +517,19 @@ impl Session {
         method: Method,
         name: &str,
         params: Option<&RawValue>,
+        decoded: &StatelessParams<'_>,
     ) -> Result<Front, ErrorObject> {
-        let Some(decoded) = StatelessParams::decode(params) else {
-            return Err(ErrorObject::invalid_params("Invalid params: `params` must be an object"));
-        };
         let answers = decoded.answers();
-        let envelope =
-            check_envelope(decoded.meta).map_err(|(code, message)| ErrorObject::new(code, message))?;
-        if !STATELESS_VERSIONS.contains(&envelope.protocol_version.as_str()) {
-            return Err(stateless::unsupported_version(&envelope.protocol_version));
-        }
+        let envelope = check_envelope(decoded.meta.as_ref())
+            .map_err(|(code, message)| ErrorObject::new(code, message))?;
+        let Some(&version) = STATELESS_VERSIONS.iter().find(|v| **v == envelope.protocol_version) else {
+            return Err(stateless::unsupported_version(envelope.protocol_version));
+        };
         let answers_given = answers;
         let round = if method.takes_input() {
             let mut round = Round::new(name, params);
-            if let Some(state) = decoded.request_state.as_ref().filter(|s| !s.is_null()) {
-                round.answers = stateless::open(&self.shared.state_key, round.binding(), state)?;
+            if let Some(state) = decoded.request_state() {
+                round.answers = stateless::open(&self.shared.state_key, round.binding(), &state)?;
             }
             round.answers.extend(answers_given);
             Some(round)
@@ -531,12 +540,8 @@ impl Session {
             return Err(tasks::extension_required());
         }
         let _ = self.era.set(Era::Stateless);
-        let peer = Peer::stateless(
-            envelope.protocol_version,
-            envelope.client_capabilities,
-            envelope.client_info,
-            envelope.log_level,
-        );
+        let peer =
+            Peer::stateless(version, envelope.client_capabilities, envelope.client_info, envelope.log_level);
         Ok(Front { era: Era::Stateless, peer: Arc::new(peer), round })
     }
 
@@ -632,7 +637,7 @@ impl Session {
         let mut peer = Peer::new();
         peer.client_info = params.client_info.unwrap_or_default();
         peer.client_capabilities = params.capabilities;
-        peer.protocol_version = version.clone();
+        peer.protocol_version = Cow::Owned(version.clone());
         tracing::info!(client = %peer.client_info.name, version = %peer.client_info.version, protocol = %version, "initialize");
         if self.peer.set(Arc::new(peer)).is_err() {
             return Self::reply_error(
@@ -689,7 +694,15 @@ impl Session {
         (ctx, input)
     }
 
-    fn call_tool(self: &Arc<Self>, id: RequestId, params: Option<&RawValue>, front: Front, origin: &Origin) {
+    /// `tools/call`; `decoded` are a stateless request's params, read already.
+    fn call_tool(
+        self: &Arc<Self>,
+        id: RequestId,
+        params: Option<&RawValue>,
+        decoded: Option<&StatelessParams<'_>>,
+        front: Front,
+        origin: &Origin,
+    ) {
         let Some(params) = params else {
             return Self::reply_error(
                 origin,
@@ -697,8 +710,17 @@ impl Session {
                 ErrorObject::invalid_params("tools/call needs params"),
             );
         };
-        let call: CallToolParams<'_> = match serde_json::from_str(params.get()) {
-            Ok(p) => p,
+        let call = match decoded {
+            Some(StatelessParams { name: Some(name), arguments, meta, .. }) => Ok(CallToolParams {
+                name: name.clone(),
+                arguments: *arguments,
+                meta: meta.as_ref().map(|m| RequestMeta { progress_token: m.progress_token.clone() }),
+            }),
+            Some(_) => Err("missing field `name`".to_owned()),
+            None => serde_json::from_str::<CallToolParams<'_>>(params.get()).map_err(|e| e.to_string()),
+        };
+        let call = match call {
+            Ok(call) => call,
             Err(e) => {
                 return Self::reply_error(
                     origin,
@@ -769,11 +791,9 @@ impl Session {
                         Err(ErrorObject::insufficient_scope(result.required_scopes().unwrap_or_default()))
                     }
                     (Era::Stateless, Some(capability)) => Err(stateless::missing_capability(capability)),
-                    _ => {
-                        let raw = serde_json::value::to_raw_value(&result)
-                            .map_err(|e| ErrorObject::new(INTERNAL_ERROR, e.to_string()))?;
-                        Ok(front.finish(&raw, None))
-                    }
+                    _ => front
+                        .finish_value(&result)
+                        .map_err(|e| ErrorObject::new(INTERNAL_ERROR, e.to_string())),
                 },
             }
         });
@@ -949,6 +969,15 @@ impl Front {
         match self.era {
             Era::Handshake => result.to_owned(),
             Era::Stateless => complete(result, cache),
+        }
+    }
+
+    /// [`finish`](Self::finish) for a result not serialised yet: serialised once, as this era
+    /// sends it.
+    fn finish_value<T: Serialize>(&self, result: &T) -> Result<Box<RawValue>, serde_json::Error> {
+        match self.era {
+            Era::Handshake => serde_json::value::to_raw_value(result),
+            Era::Stateless => complete_value(result, None),
         }
     }
 

@@ -9,13 +9,17 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::messages::LogLevel;
+use super::messages::{LogLevel, ProgressToken};
 use super::{INVALID_PARAMS, Implementation};
 
 /// `_meta` key: the request's protocol revision (required).
 pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request (required).
 pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's name and version (optional).
+pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the lowest level of log messages the client wants for this request (optional).
+pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key of a result: the server's name and version.
 pub(crate) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key of a notification on a `subscriptions/listen` stream.
@@ -28,62 +32,85 @@ pub(crate) const MISSING_CLIENT_CAPABILITY: i32 = -32021;
 /// The request's protocol revision is not one this server speaks.
 pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 
-/// The envelope of a stateless request: `params._meta`, as far as the server reads it.
+/// The envelope of a stateless request: `params._meta`, as far as the server reads it. Its
+/// parts are borrowed from the request as they are and decoded by [`check_envelope`]: a call
+/// reads its params once, and allocates only what the request's peer keeps.
 #[derive(Deserialize, Default)]
 pub(crate) struct Envelope<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     pub protocol_version: Option<Cow<'a, str>>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    pub client_capabilities: Option<Map<String, Value>>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
-    pub client_info: Option<Implementation>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
-    pub log_level: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    pub client_capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    pub client_info: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
+    pub log_level: Option<&'a RawValue>,
+    /// The request's progress token (not part of the envelope, read in the same pass).
+    #[serde(rename = "progressToken", default)]
+    pub progress_token: Option<ProgressToken>,
 }
 
-/// The part of a request's params this module reads: the envelope and the answers of a retry.
+/// The part of a stateless request's params the dispatcher reads, in one pass: the envelope,
+/// the answers of a retry (borrowed, decoded only when present), and a `tools/call`'s tool name
+/// and arguments (so that a call reads its params once).
 #[derive(Deserialize, Default)]
 pub(crate) struct StatelessParams<'a> {
+    /// A `tools/call`'s tool.
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    /// A `tools/call`'s arguments.
+    #[serde(borrow, default)]
+    pub arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", borrow, default)]
     pub meta: Option<Envelope<'a>>,
     /// The client's answers to the previous round's input requests, by key.
-    #[serde(rename = "inputResponses", default)]
-    pub input_responses: Option<Value>,
+    #[serde(rename = "inputResponses", borrow, default)]
+    pub input_responses: Option<&'a RawValue>,
     /// The server's state from the previous round, returned as it was.
-    #[serde(rename = "requestState", default)]
-    pub request_state: Option<Value>,
+    #[serde(rename = "requestState", borrow, default)]
+    pub request_state: Option<&'a RawValue>,
 }
 
 impl StatelessParams<'_> {
-    /// The params of a request (absent: all empty). `None` when they are not an object.
-    pub fn decode(params: Option<&RawValue>) -> Option<StatelessParams<'_>> {
-        match params {
-            None => Some(StatelessParams::default()),
-            Some(raw) => serde_json::from_str(raw.get()).ok(),
+    /// The params of a request (absent: all empty), or "invalid params" saying why they cannot
+    /// be read.
+    pub fn decode(params: Option<&RawValue>) -> Result<StatelessParams<'_>, String> {
+        let Some(raw) = params else { return Ok(StatelessParams::default()) };
+        if !raw.get().starts_with('{') {
+            return Err("Invalid params: `params` must be an object".into());
         }
+        serde_json::from_str(raw.get()).map_err(|e| format!("Invalid params: {e}"))
     }
 
     /// The answers of `inputResponses` that are objects (anything else counts as no answer).
     pub fn answers(&self) -> HashMap<String, Value> {
-        match &self.input_responses {
-            Some(Value::Object(map)) => {
-                map.iter().filter(|(_, v)| v.is_object()).map(|(k, v)| (k.clone(), v.clone())).collect()
-            }
+        let Some(raw) = self.input_responses else { return HashMap::new() };
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(Value::Object(map)) => map.into_iter().filter(|(_, v)| v.is_object()).collect(),
             _ => HashMap::new(),
         }
+    }
+
+    /// The `requestState` of a retry (`null` counts as none).
+    pub fn request_state(&self) -> Option<Value> {
+        self.request_state
+            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+            .filter(|state| !state.is_null())
     }
 }
 
 /// A checked envelope: the revision, the capabilities and the optional parts.
-pub(crate) struct CheckedEnvelope {
-    pub protocol_version: String,
+pub(crate) struct CheckedEnvelope<'a> {
+    pub protocol_version: &'a str,
     pub client_capabilities: Map<String, Value>,
     pub client_info: Option<Implementation>,
     pub log_level: Option<LogLevel>,
 }
 
 /// Why an envelope is unusable: "invalid params" naming what is missing or wrong.
-pub(crate) fn check_envelope(meta: Option<Envelope<'_>>) -> Result<CheckedEnvelope, (i32, String)> {
+pub(crate) fn check_envelope<'a>(
+    meta: Option<&'a Envelope<'_>>,
+) -> Result<CheckedEnvelope<'a>, (i32, String)> {
     let Some(meta) = meta else {
         return Err((
             INVALID_PARAMS,
@@ -92,34 +119,48 @@ pub(crate) fn check_envelope(meta: Option<Envelope<'_>>) -> Result<CheckedEnvelo
             ),
         ));
     };
-    let mut missing = Vec::new();
-    if meta.protocol_version.is_none() {
-        missing.push(PROTOCOL_VERSION_KEY);
-    }
-    if meta.client_capabilities.is_none() {
-        missing.push(CLIENT_CAPABILITIES_KEY);
-    }
-    if !missing.is_empty() {
+    let (Some(protocol_version), Some(capabilities)) = (&meta.protocol_version, meta.client_capabilities)
+    else {
+        let mut missing = Vec::new();
+        if meta.protocol_version.is_none() {
+            missing.push(PROTOCOL_VERSION_KEY);
+        }
+        if meta.client_capabilities.is_none() {
+            missing.push(CLIENT_CAPABILITIES_KEY);
+        }
         return Err((INVALID_PARAMS, format!("Invalid params: `_meta` lacks {}", missing.join(" and "))));
-    }
+    };
+    let invalid = |key: &str, what: &str, raw: &RawValue| {
+        let shown: String = raw.get().chars().take(80).collect();
+        (INVALID_PARAMS, format!("Invalid params: `{key}` must be {what}, not {shown}"))
+    };
+    // The common case, no capability, needs no parser.
+    let client_capabilities = if capabilities.get() == "{}" {
+        Map::new()
+    } else {
+        serde_json::from_str(capabilities.get())
+            .map_err(|_| invalid(CLIENT_CAPABILITIES_KEY, "an object", capabilities))?
+    };
+    let client_info = match meta.client_info {
+        None => None,
+        Some(raw) => Some(
+            serde_json::from_str::<Implementation>(raw.get())
+                .map_err(|_| invalid(CLIENT_INFO_KEY, "an object with a `name` and a `version`", raw))?,
+        ),
+    };
     let log_level = match meta.log_level {
         None => None,
-        Some(level) => match serde_json::from_value::<LogLevel>(level.clone()) {
+        Some(raw) => match serde_json::from_str::<LogLevel>(raw.get()) {
             Ok(level) => Some(level),
             Err(_) => {
                 return Err((
                     INVALID_PARAMS,
-                    format!("Invalid params: unknown `io.modelcontextprotocol/logLevel` {level}"),
+                    format!("Invalid params: unknown `{LOG_LEVEL_KEY}` {}", raw.get()),
                 ));
             }
         },
     };
-    Ok(CheckedEnvelope {
-        protocol_version: meta.protocol_version.unwrap_or_default().into_owned(),
-        client_capabilities: meta.client_capabilities.unwrap_or_default(),
-        client_info: meta.client_info,
-        log_level,
-    })
+    Ok(CheckedEnvelope { protocol_version, client_capabilities, client_info, log_level })
 }
 
 /// Whether a request's params carry a stateless envelope (its protocol revision).
@@ -145,6 +186,34 @@ pub(crate) fn has_envelope(params: Option<&RawValue>) -> bool {
 pub(crate) struct CacheHint {
     pub ttl_ms: u64,
     pub public: bool,
+}
+
+/// A complete result as it is serialised: `resultType` (and the cache hints) first, then the
+/// result's own members.
+#[derive(serde::Serialize)]
+struct Completed<'a, T: ?Sized> {
+    #[serde(rename = "resultType")]
+    result_type: &'static str,
+    #[serde(rename = "ttlMs", skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(rename = "cacheScope", skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<&'static str>,
+    #[serde(flatten)]
+    result: &'a T,
+}
+
+/// [`complete`] for a result not serialised yet (such as a tool's): written once, with its
+/// `resultType`, instead of written and then copied behind it.
+pub(crate) fn complete_value<T: serde::Serialize + ?Sized>(
+    result: &T,
+    cache: Option<CacheHint>,
+) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::value::to_raw_value(&Completed {
+        result_type: "complete",
+        ttl_ms: cache.map(|hint| hint.ttl_ms),
+        cache_scope: cache.map(|hint| if hint.public { "public" } else { "private" }),
+        result,
+    })
 }
 
 /// `{"resultType":"complete", …}`: a complete result with its `resultType` (and cache hints)
