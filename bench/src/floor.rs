@@ -1,5 +1,6 @@
-//! What both floors answer: the result of `initialize` and of a call to `add` or `echo`,
-//! computed from a parsed request with serde_json and nothing else.
+//! What both floors answer: the result of `initialize` and of a call to `add` or `echo` (marked
+//! complete for a 2026-07-28 request), computed from a parsed request with serde_json and
+//! nothing else.
 
 use serde_json::{Value, json};
 
@@ -20,7 +21,12 @@ pub fn result(method: &str, params: &Value) -> Option<Value> {
                 Some("echo") => args["text"].as_str().unwrap_or_default().to_owned(),
                 _ => "unknown tool".to_owned(),
             };
-            json!({"content": [{"type": "text", "text": text}], "isError": false})
+            let content = json!([{"type": "text", "text": text}]);
+            match params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str() {
+                // A 2026-07-28 request: its result says it is complete.
+                Some(_) => json!({"resultType": "complete", "content": content, "isError": false}),
+                None => json!({"content": content, "isError": false}),
+            }
         }
         _ => return None,
     })

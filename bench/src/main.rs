@@ -154,7 +154,7 @@ fn main() {
     let mut stdio_subjects = Vec::new();
     for subject in &subjects {
         let eras: &[Era] =
-            if subject.name == "mcp-tools" { &[Era::Handshake, Era::Stateless] } else { &[Era::Handshake] };
+            if has_both_eras(subject.name) { &[Era::Handshake, Era::Stateless] } else { &[Era::Handshake] };
         for &era in eras {
             stdio_subjects.push((column_name(subject.name, era), subject, era));
         }
@@ -175,11 +175,13 @@ fn main() {
     }
 
     // HTTP: one client sequential, sixteen clients in parallel.
-    let mut http_subjects: Vec<(String, PathBuf, Vec<String>, Era)> =
-        vec![("floor".into(), floor_http.clone(), vec![], Era::Handshake)];
+    let mut http_subjects: Vec<(String, PathBuf, Vec<String>, Era)> = [Era::Handshake, Era::Stateless]
+        .into_iter()
+        .map(|era| (column_name("floor", era), floor_http.clone(), vec![], era))
+        .collect();
     for subject in &subjects {
         if let Some(args) = &subject.http_args {
-            let eras: &[Era] = if subject.name == "mcp-tools" {
+            let eras: &[Era] = if has_both_eras(subject.name) {
                 &[Era::Handshake, Era::Stateless]
             } else {
                 &[Era::Handshake]
@@ -268,10 +270,16 @@ fn catalog(
     }
 }
 
+/// The servers also sent 2026-07-28 requests: ours, and the floor (which reads the same longer
+/// messages, so that the envelope's cost to any JSON server shows apart from ours).
+fn has_both_eras(name: &str) -> bool {
+    name == "mcp-tools" || name == "floor"
+}
+
 fn column_name(name: &str, era: Era) -> String {
     match era {
         Era::Handshake => name.to_owned(),
-        Era::Stateless => format!("{name} (2026-07-28)"),
+        Era::Stateless => format!("{name}{}", report::STATELESS_SUFFIX),
     }
 }
 

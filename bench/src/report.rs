@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
+/// What a column's name ends with when its server was sent 2026-07-28 requests.
+pub const STATELESS_SUFFIX: &str = " (2026-07-28)";
+
 #[derive(Clone, Copy)]
 pub enum Figure {
     Micros(Duration),
@@ -69,13 +72,15 @@ impl Report {
         (values[values.len() / 2], samples[0].unit())
     }
 
+    /// Writes the table (markdown, printed too) and the JSON. Each figure's ratio is to the
+    /// floor's in the same run: the floor of its era for a 2026-07-28 column.
     pub fn write(&self, prefix: &Path) {
         let mut md = String::new();
         let _ = writeln!(md, "| measurement | {} |", self.columns.join(" | "));
         let _ = writeln!(md, "|---|{}", "---|".repeat(self.columns.len()));
         let mut rows_json = Vec::new();
         for (row, cells) in &self.rows {
-            let floor = cells.get("floor").map(|s| Self::median(s).0);
+            let median_of = |column: &str| cells.get(column).map(|s| Self::median(s).0);
             let mut line = format!("| {row} |");
             let mut cells_json = serde_json::Map::new();
             for column in &self.columns {
@@ -84,8 +89,14 @@ impl Report {
                         let (value, unit) = Self::median(samples);
                         let shown =
                             if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") };
+                        // A 2026-07-28 column is compared with the floor fed the same
+                        // requests, when the run has it.
+                        let floor = match column.strip_suffix(STATELESS_SUFFIX) {
+                            Some(_) => median_of(&format!("floor{STATELESS_SUFFIX}")).or(median_of("floor")),
+                            None => median_of("floor"),
+                        };
                         let ratio = match floor {
-                            Some(floor) if column != "floor" && floor > 0.0 => {
+                            Some(floor) if !column.starts_with("floor") && floor > 0.0 => {
                                 let r = value / floor;
                                 cells_json.insert(format!("{column} / floor"), json!(r));
                                 format!(" ({r:.2}×)")
