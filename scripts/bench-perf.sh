@@ -35,7 +35,7 @@ notes=""
 {
   echo "# Performance: mcp-tools against rmcp and the hand-written floor"
   echo
-  echo "Written by \`scripts/bench-perf.sh\` on $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)'),"
+  echo "Written by \`scripts/bench-perf.sh\` on $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD)$(git diff --quiet -- . ':!bench/perf*' || echo ' (with uncommitted changes)'),"
   echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))."
   echo "Medians of 3 runs; in brackets, the ratio to the floor's figure of the same run (for"
   echo "rates, higher is better). Raw runs: bench/perf-pinned.json, bench/perf.json."
