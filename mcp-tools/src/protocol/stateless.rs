@@ -165,6 +165,11 @@ pub(crate) fn check_envelope<'a>(
 
 /// Whether a request's params carry a stateless envelope (its protocol revision).
 pub(crate) fn has_envelope(params: Option<&RawValue>) -> bool {
+    params.is_some_and(|p| envelope_in(p.get()))
+}
+
+/// [`has_envelope`] for params given as JSON text.
+pub(crate) fn envelope_in(params: &str) -> bool {
     #[derive(Deserialize)]
     struct Probe<'a> {
         #[serde(rename = "_meta", borrow, default)]
@@ -175,10 +180,11 @@ pub(crate) fn has_envelope(params: Option<&RawValue>) -> bool {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
         version: Option<Cow<'a, str>>,
     }
-    params
-        .and_then(|p| serde_json::from_str::<Probe<'_>>(p.get()).ok())
-        .and_then(|p| p.meta)
-        .is_some_and(|m| m.version.is_some())
+    // Most messages do not name the key anywhere (written with no escape): no need to parse them.
+    if !params.contains(PROTOCOL_VERSION_KEY) && !params.contains('\\') {
+        return false;
+    }
+    serde_json::from_str::<Probe<'_>>(params).ok().and_then(|p| p.meta).is_some_and(|m| m.version.is_some())
 }
 
 /// How long, and for whom, a client may reuse a result (`ttlMs`, `cacheScope`).
@@ -235,4 +241,28 @@ pub(crate) fn complete(result: &RawValue, cache: Option<CacheHint>) -> Box<RawVa
     }
     out.push_str(body);
     RawValue::from_string(out).expect("a JSON object with members added is JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::has_envelope;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).expect("JSON")
+    }
+
+    #[test]
+    fn the_envelope_is_found_however_its_key_is_written() {
+        let plain = raw(r#"{"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        assert!(has_envelope(Some(&plain)));
+        let escaped = raw(r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}"#);
+        assert!(has_envelope(Some(&escaped)), "an escaped slash is the same key");
+        let elsewhere = raw(r#"{"arguments":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        assert!(!has_envelope(Some(&elsewhere)), "only in `_meta`");
+        assert!(!has_envelope(Some(&raw(r#"{"name":"add","arguments":{"a":1}}"#))));
+        assert!(!has_envelope(Some(&raw(r#"{"_meta":{"progressToken":"t\"1"}}"#))));
+        assert!(!has_envelope(None));
+    }
 }

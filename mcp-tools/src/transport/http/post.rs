@@ -43,7 +43,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         Ok(read) => read,
         Err(response) => return response,
     };
-    if stateless::is_stateless(&state, &peek, &parts.headers) {
+    if stateless::is_stateless(&state, &peek, &parts.headers, &body) {
         return stateless::post(&state, parts, body, peek).await;
     }
     if let Some(response) = unsupported_version(&parts.headers) {

@@ -33,15 +33,6 @@ const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
 const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 
-/// What the transport reads of a stateless request's body.
-#[derive(Deserialize)]
-struct Body<'a> {
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-}
-
 #[derive(Deserialize, Default)]
 struct Params<'a> {
     #[serde(rename = "_meta", borrow, default)]
@@ -52,13 +43,14 @@ struct Params<'a> {
     uri: Option<Cow<'a, str>>,
     #[serde(rename = "taskId", borrow, default)]
     task_id: Option<Cow<'a, str>>,
-    #[serde(default)]
-    arguments: Option<serde_json::Map<String, Value>>,
+    /// Decoded only for a tool that mirrors arguments in headers.
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
 }
 
 /// Whether a POSTed message belongs to the stateless revision: it carries the envelope, it is
 /// `server/discover`, or its `MCP-Protocol-Version` header names a stateless revision.
-pub(super) fn is_stateless(state: &HttpState, peek: &Peek, headers: &HeaderMap) -> bool {
+pub(super) fn is_stateless(state: &HttpState, peek: &Peek, headers: &HeaderMap, body: &[u8]) -> bool {
     if let Some(era) = state.server.shared.only_era {
         return era == Era::Stateless;
     }
@@ -69,11 +61,12 @@ pub(super) fn is_stateless(state: &HttpState, peek: &Peek, headers: &HeaderMap) 
     if header_says {
         return true;
     }
-    peek.stateless_body
+    peek.stateless_body(body)
 }
 
 pub(super) async fn post(state: &HttpState, parts: Parts, body: Bytes, peek: Peek) -> Response {
-    if let Err(message) = check_headers(state, &parts.headers, &body) {
+    let method = peek.method.as_deref().unwrap_or_default();
+    if let Err(message) = check_headers(state, &parts.headers, method, peek.params(&body)) {
         return rpc_error_response(StatusCode::BAD_REQUEST, peek.id.as_ref(), HEADER_MISMATCH, message);
     }
     let session = Session::for_request(state.server.shared.clone());
@@ -90,11 +83,15 @@ pub(super) async fn post(state: &HttpState, parts: Parts, body: Bytes, peek: Pee
     answer(state, received, peek.id, answers).await
 }
 
-/// The headers against the body: `Err` says what disagrees. A request whose envelope is
-/// incomplete is left to the session (it answers "invalid params").
-fn check_headers(state: &HttpState, headers: &HeaderMap, body: &[u8]) -> Result<(), String> {
-    let Ok(body) = serde_json::from_slice::<Body<'_>>(body) else { return Ok(()) };
-    let params: Params<'_> = body.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
+/// The headers against the body's `method` and `params`: `Err` says what disagrees. A request
+/// whose envelope is incomplete is left to the session (it answers "invalid params").
+fn check_headers(
+    state: &HttpState,
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&str>,
+) -> Result<(), String> {
+    let params: Params<'_> = params.and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default();
     let Some(meta) = &params.meta else { return Ok(()) };
     let (Some(version), Some(_)) = (&meta.protocol_version, &meta.client_capabilities) else { return Ok(()) };
     match header_value(headers, VERSION_HEADER)? {
@@ -106,7 +103,6 @@ fn check_headers(state: &HttpState, headers: &HeaderMap, body: &[u8]) -> Result<
         }
         Some(_) => {}
     }
-    let method = body.method.as_deref().unwrap_or_default();
     match header_value(headers, METHOD_HEADER)? {
         Some(named) if named == method => {}
         Some(named) => {
@@ -132,8 +128,11 @@ fn check_headers(state: &HttpState, headers: &HeaderMap, body: &[u8]) -> Result<
     if method == "tools/call"
         && let Some(tool) = params.name.as_deref()
         && let Some(entry) = state.server.shared.registry.load().get(tool).cloned()
+        && !entry.header_params.is_empty()
     {
-        let arguments = params.arguments.unwrap_or_default();
+        // Arguments that are not an object mirror nothing (the call then says what is wrong).
+        let arguments: serde_json::Map<String, Value> =
+            params.arguments.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default();
         for mirrored in &entry.header_params {
             let header = format!("{PARAM_HEADER_PREFIX}{}", mirrored.header);
             let sent = header_value(headers, &header)?;
