@@ -6,7 +6,7 @@ use std::path::Path;
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use super::dense::{EmbedError, Embedder, HybridRanker};
 
@@ -46,6 +46,7 @@ pub struct SentenceEmbedder {
     tokenizer: Tokenizer,
     pooling: Pooling,
     device: Device,
+    pad_id: u32,
     id: String,
 }
 
@@ -100,7 +101,9 @@ impl SentenceEmbedder {
         let tokenizer_path = dir.join("tokenizer.json");
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
             .map_err(|e| format!("{}: {e}", tokenizer_path.display()))?;
-        tokenizer.with_padding(Some(PaddingParams::default()));
+        // Texts are padded per batch (`batch`), with the tokenizer's padding token if it has one.
+        let pad_id = tokenizer.get_padding().map_or(0, |p| p.pad_id);
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams { max_length, ..TruncationParams::default() }))
             .map_err(|e| format!("{}: {e}", tokenizer_path.display()))?;
@@ -116,7 +119,7 @@ impl SentenceEmbedder {
         let model = BertModel::load(vb, &config).map_err(|e| format!("{}: {e}", weights.display()))?;
         let id = fingerprint(&weights, &tokenizer_path, max_length, pooling)
             .map_err(|e| format!("{}: {e}", weights.display()))?;
-        Ok(SentenceEmbedder { model, dir: dir.to_owned(), tokenizer, pooling, device, id })
+        Ok(SentenceEmbedder { model, dir: dir.to_owned(), tokenizer, pooling, device, pad_id, id })
     }
 
     /// Cuts every text at `tokens` tokens (at least 8; default: the model's `max_seq_length`,
@@ -133,15 +136,18 @@ impl SentenceEmbedder {
         Ok(self)
     }
 
-    fn batch(&self, texts: Vec<&str>) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings = self.tokenizer.encode_batch(texts, true)?;
-        let rows = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Result<Tensor, EmbedError> {
-            let rows =
-                encodings.iter().map(|e| Tensor::new(f(e), &self.device)).collect::<Result<Vec<_>, _>>()?;
-            Ok(Tensor::stack(&rows, 0)?)
-        };
-        let ids = rows(&|e| e.get_ids())?;
-        let mask = rows(&|e| e.get_attention_mask())?;
+    /// One forward pass over encodings of similar lengths: each is padded to the longest.
+    fn batch(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0);
+        let (mut ids, mut mask) = (Vec::with_capacity(encodings.len() * width), Vec::new());
+        for encoding in encodings {
+            let pad = width - encoding.len();
+            ids.extend(encoding.get_ids().iter().copied().chain(std::iter::repeat_n(self.pad_id, pad)));
+            mask.extend(encoding.get_attention_mask().iter().copied().chain(std::iter::repeat_n(0, pad)));
+        }
+        let shape = (encodings.len(), width);
+        let ids = Tensor::from_vec(ids, shape, &self.device)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device)?;
         let types = ids.zeros_like()?;
         let hidden = self.model.forward(&ids, &types, Some(&mask))?;
         let pooled = match self.pooling {
@@ -184,14 +190,16 @@ impl Embedder for SentenceEmbedder {
         self.id.clone()
     }
 
-    /// Unit vectors; texts are batched by length, so padding stays short.
+    /// Unit vectors; texts are batched by their number of tokens, so padding stays short.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings =
+            texts.iter().map(|text| self.tokenizer.encode(*text, true)).collect::<Result<Vec<_>, _>>()?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
+        order.sort_by_key(|&i| encodings[i].len());
         let mut out = vec![Vec::new(); texts.len()];
         for chunk in order.chunks(BATCH) {
-            let vectors = self.batch(chunk.iter().map(|&i| texts[i]).collect())?;
-            for (&i, vector) in chunk.iter().zip(vectors) {
+            let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
+            for (&i, vector) in chunk.iter().zip(self.batch(&batch)?) {
                 out[i] = vector;
             }
         }

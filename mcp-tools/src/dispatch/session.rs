@@ -32,8 +32,8 @@ use crate::context::peer::{Outbound, Peer};
 use crate::context::{CallParts, Context};
 use crate::model::task::TaskSupport;
 use crate::protocol::jsonrpc::{
-    ErrorObject, RawMessage, check_shape, decode_params, encode_error, encode_notification,
-    encode_raw_result, encode_result, not_a_message, parse_id, shown,
+    ErrorObject, RawMessage, decode_params, encode_error, encode_notification, encode_raw_result,
+    encode_result, parse_id, parse_message, shown,
 };
 use crate::protocol::messages::{
     CallToolParams, CancelledParams, InitializeParams, ProgressToken, RequestMeta, SetLevelParams,
@@ -247,17 +247,18 @@ impl Session {
 
     /// Handles one message (one line of stdio, one HTTP body).
     pub fn handle_message(self: &Arc<Self>, bytes: &[u8], origin: &Origin) -> Received {
-        if let Err(error) = check_shape(bytes, self.shared.limits.max_json_depth) {
-            Self::reply_error(origin, None, error);
-            return Received::Invalid;
-        }
-        let message: RawMessage<'_> = match serde_json::from_slice(bytes) {
-            Ok(m) => m,
-            Err(e) => {
-                let mut error = not_a_message(bytes);
-                if error.code == INVALID_REQUEST {
-                    error.message = format!("not a JSON-RPC message: {e}");
-                }
+        self.handle_parsed(parse_message(bytes, self.shared.limits.max_json_depth), origin)
+    }
+
+    /// Handles one message its transport has already parsed ([`parse_message`]).
+    pub fn handle_parsed(
+        self: &Arc<Self>,
+        parsed: Result<RawMessage<'_>, ErrorObject>,
+        origin: &Origin,
+    ) -> Received {
+        let message = match parsed {
+            Ok(message) => message,
+            Err(error) => {
                 Self::reply_error(origin, None, error);
                 return Received::Invalid;
             }

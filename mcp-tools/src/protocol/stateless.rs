@@ -181,7 +181,9 @@ pub(crate) fn envelope_in(params: &str) -> bool {
         version: Option<Cow<'a, str>>,
     }
     // Most messages do not name the key anywhere (written with no escape): no need to parse them.
-    if !params.contains(PROTOCOL_VERSION_KEY) && !params.contains('\\') {
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PROTOCOL_VERSION_KEY));
+    if KEY.find(params.as_bytes()).is_none() && memchr::memchr(b'\\', params.as_bytes()).is_none() {
         return false;
     }
     serde_json::from_str::<Probe<'_>>(params).ok().and_then(|p| p.meta).is_some_and(|m| m.version.is_some())

@@ -10,6 +10,7 @@ mod auth;
 #[cfg(not(feature = "auth"))]
 #[path = "no_auth.rs"]
 mod auth;
+mod cors;
 pub(crate) mod options;
 mod post;
 mod sessions;
@@ -101,7 +102,7 @@ fn router(state: Arc<HttpState>) -> Router {
         .with_state(state)
         .merge(metadata)
         .layer(RequestBodyTimeoutLayer::new(body_read_timeout))
-        .layer(cors)
+        .layer(cors::BrowserCorsLayer(cors))
 }
 
 impl Server {

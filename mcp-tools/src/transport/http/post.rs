@@ -26,7 +26,7 @@ use crate::context::auth::AuthInfo;
 use crate::context::peer::{CloseStream, Outbound, Queue};
 use crate::dispatch::session::Session;
 use crate::dispatch::{Origin, Received};
-use crate::protocol::jsonrpc::check_shape;
+use crate::protocol::jsonrpc::{ErrorObject, RawMessage, check_shape, parse_frame};
 use crate::protocol::{INVALID_REQUEST, RequestId};
 
 /// The session a message goes to, and the id to issue when `initialize` made it (for whom).
@@ -39,12 +39,15 @@ struct Target {
 
 pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let (body, peek) = match read_message(&state, &parts.headers, body).await {
-        Ok(read) => read,
+    let body = match read_message(&state, &parts.headers, body).await {
+        Ok(body) => body,
         Err(response) => return response,
     };
+    // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
+    let parsed = parse_frame(&body);
+    let peek = Peek::of(&body, &parsed);
     if stateless::is_stateless(&state, &peek, &parts.headers, &body) {
-        return stateless::post(&state, parts, body, peek).await;
+        return stateless::post(&state, parts, &body, parsed, peek).await;
     }
     if let Some(response) = unsupported_version(&parts.headers) {
         return response;
@@ -68,19 +71,28 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         (state.options.resumable, &target.session_id, is_initialize, is_request)
         && let Some(http_session) = state.session(id)
     {
-        return answer_resumable(&state, &target.session, http_session, &body, peek.id, reply, http, answers)
-            .await;
+        return answer_resumable(
+            &state,
+            &target.session,
+            http_session,
+            parsed,
+            peek.id,
+            reply,
+            http,
+            answers,
+        )
+        .await;
     }
     let origin = Origin { reply, http, close: None };
-    let received = target.session.handle_message(&body, &origin);
+    let received = target.session.handle_parsed(parsed, &origin);
     drop(origin);
     answer(&state, target, received, peek.id, is_initialize, answers).await
 }
 
-/// Checks the headers and reads the body (bounded) and its method and id; an unusable message
+/// Checks the headers and reads the body (bounded) and checks its shape; an unusable message
 /// is answered here.
 #[allow(clippy::result_large_err)] // the error is the response itself, returned at once
-async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Result<(Bytes, Peek), Response> {
+async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
     if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
         return Err(plain(
             StatusCode::NOT_ACCEPTABLE,
@@ -125,9 +137,7 @@ async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Res
     if let Err(error) = check_shape(&body, state.server.shared.limits.max_json_depth) {
         return Err(rpc_error_response(StatusCode::BAD_REQUEST, None, error.code, error.message));
     }
-    // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
-    let peek = Peek::of(&body);
-    Ok((body, peek))
+    Ok(body)
 }
 
 /// The session a message goes to: a new one for `initialize` (or for every message when
@@ -212,7 +222,7 @@ async fn answer_resumable(
     state: &HttpState,
     session: &Arc<Session>,
     http_session: Arc<HttpSession>,
-    body: &[u8],
+    parsed: Result<RawMessage<'_>, ErrorObject>,
     request_id: Option<RequestId>,
     reply: Outbound,
     http: Option<Arc<HttpParts>>,
@@ -224,7 +234,7 @@ async fn answer_resumable(
     let close: CloseStream =
         Arc::new(move || hub_session.upgrade().is_some_and(|s| s.hub.disconnect(stream_id)));
     let origin = Origin { reply, http, close: Some(close) };
-    match session.handle_message(body, &origin) {
+    match session.handle_parsed(parsed, &origin) {
         Received::Request => {}
         Received::Notification => {
             http_session.hub.discard(stream_id);

@@ -9,7 +9,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::context::peer::Queue;
-use axum::body::Bytes;
 use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -26,6 +25,7 @@ use crate::context::HttpParts;
 use crate::context::auth::AuthInfo;
 use crate::dispatch::session::Session;
 use crate::dispatch::{Origin, Received};
+use crate::protocol::jsonrpc::{ErrorObject, RawMessage};
 use crate::protocol::stateless::{Envelope, HEADER_MISMATCH};
 use crate::protocol::{Era, METHOD_NOT_FOUND, RequestId, STATELESS_VERSIONS};
 
@@ -64,9 +64,15 @@ pub(super) fn is_stateless(state: &HttpState, peek: &Peek, headers: &HeaderMap, 
     peek.stateless_body(body)
 }
 
-pub(super) async fn post(state: &HttpState, parts: Parts, body: Bytes, peek: Peek) -> Response {
+pub(super) async fn post(
+    state: &HttpState,
+    parts: Parts,
+    body: &[u8],
+    parsed: Result<RawMessage<'_>, ErrorObject>,
+    peek: Peek,
+) -> Response {
     let method = peek.method.as_deref().unwrap_or_default();
-    if let Err(message) = check_headers(state, &parts.headers, method, peek.params(&body)) {
+    if let Err(message) = check_headers(state, &parts.headers, method, peek.params(body)) {
         return rpc_error_response(StatusCode::BAD_REQUEST, peek.id.as_ref(), HEADER_MISMATCH, message);
     }
     let session = Session::for_request(state.server.shared.clone());
@@ -78,7 +84,7 @@ pub(super) async fn post(state: &HttpState, parts: Parts, body: Bytes, peek: Pee
         auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
     }));
     let origin = Origin { reply, http, close: None };
-    let received = session.handle_message(&body, &origin);
+    let received = session.handle_parsed(parsed, &origin);
     drop(origin);
     answer(state, received, peek.id, answers).await
 }

@@ -4,16 +4,14 @@
 use crate::context::peer::Queue;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatch::Received;
 
-use crate::protocol::jsonrpc::{ErrorObject, encode_error};
+use crate::protocol::jsonrpc::{ErrorObject, RawMessage, encode_error};
 use crate::protocol::{INVALID_REQUEST, RequestId};
 
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
@@ -30,26 +28,17 @@ pub(super) struct Peek {
 }
 
 impl Peek {
-    /// The peek at `message` (all empty when it is not a JSON object: the session says why).
-    pub fn of(message: &[u8]) -> Peek {
-        #[derive(Deserialize)]
-        struct Fields<'a> {
-            #[serde(borrow, default)]
-            method: Option<Cow<'a, str>>,
-            // Raw: an id of the wrong type leaves the rest of the peek intact.
-            #[serde(borrow, default)]
-            id: Option<&'a RawValue>,
-            #[serde(borrow, default)]
-            params: Option<&'a RawValue>,
-        }
-        let Ok(fields) = serde_json::from_slice::<Fields<'_>>(message) else { return Peek::default() };
+    /// What the transport needs of a `message` the session will handle (all empty when it is
+    /// not a JSON-RPC message: the session says why).
+    pub fn of(message: &[u8], parsed: &Result<RawMessage<'_>, ErrorObject>) -> Peek {
+        let Ok(fields) = parsed else { return Peek::default() };
         let id = fields.id.and_then(|id| serde_json::from_str(id.get()).ok());
         // The params borrow from the message: their offset in it.
         let params = fields.params.map(|p| {
             let start = p.get().as_ptr() as usize - message.as_ptr() as usize;
             start..start + p.get().len()
         });
-        Peek { method: fields.method.map(Cow::into_owned), id, params }
+        Peek { method: fields.method.as_deref().map(str::to_owned), id, params }
     }
 
     /// Whether `message` (the one peeked at) is a 2026-07-28 message by its body:
@@ -150,6 +139,7 @@ pub(super) async fn first_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::value::RawValue;
     use crate::protocol::jsonrpc::{encode_raw_result, encode_result};
     use axum::http::HeaderValue;
 
