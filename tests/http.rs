@@ -41,6 +41,13 @@ async fn reconnect(ctx: Context) -> String {
     format!("closed={closed}")
 }
 
+/// Takes a while, then answers.
+#[tool]
+async fn nap() -> String {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    "rested".into()
+}
+
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 fn app(options: HttpOptions) -> Router {
@@ -398,6 +405,52 @@ async fn serve_http_answers_over_tcp_and_shuts_down_gracefully() {
     assert!(response.contains("\"serverInfo\""));
 
     stop.send(()).unwrap();
+    let result =
+        tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stops promptly").unwrap();
+    assert!(result.is_ok());
+}
+
+/// One raw HTTP/1.1 POST of `body` to the endpoint at `addr`, with `headers`; the whole response.
+async fn raw_post(addr: std::net::SocketAddr, body: &str, headers: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}Connection: close\r\n\r\n{body}",
+        addr.port(),
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    response
+}
+
+#[tokio::test]
+async fn a_call_running_when_the_server_shuts_down_is_answered() {
+    let server = Server::builder().build().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        server
+            .serve_http_on(listener, HttpOptions::new(), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let initialized = raw_post(addr, &initialize_body().to_string(), "").await;
+    let session = initialized
+        .lines()
+        .find_map(|line| line.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|v| v.trim().to_owned()))
+        .expect("a session id");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "nap", "arguments": {}}});
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    let calling = tokio::spawn(async move { raw_post(addr, &call.to_string(), &headers).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.send(()).unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(5), calling).await.expect("answered").unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("rested"), "the call finished: {response}");
     let result =
         tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stops promptly").unwrap();
     assert!(result.is_ok());

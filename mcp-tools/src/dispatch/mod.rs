@@ -16,18 +16,28 @@ use std::sync::Arc;
 use crate::context::HttpParts;
 use crate::context::peer::{CloseStream, Outbound};
 
-/// Where a message came from: the queue its answers go to, HTTP request facts, and how to
-/// close its SSE stream (resumable HTTP streams only).
+/// Where a message came from: the queue its answers go to, HTTP request facts, how to close
+/// its SSE stream (resumable HTTP streams only), and where to leave its request to run.
 #[derive(Clone)]
 pub(crate) struct Origin {
     pub reply: Outbound,
     pub http: Option<Arc<HttpParts>>,
     pub close: Option<CloseStream>,
+    /// Set by a transport that runs the request itself (an HTTP POST carries one message and
+    /// waits for its answer): the request is left here instead of being spawned.
+    pub inline: Option<InlineSlot>,
 }
+
+/// A request left to its transport to run ([`Origin::inline`]); it answers through the origin's
+/// queue like a spawned one.
+pub(crate) type InlineSlot = Arc<std::sync::Mutex<Option<InlineCall>>>;
+
+/// See [`InlineSlot`].
+pub(crate) type InlineCall = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 impl Origin {
     pub fn new(reply: Outbound) -> Self {
-        Origin { reply, http: None, close: None }
+        Origin { reply, http: None, close: None, inline: None }
     }
 }
 

@@ -901,7 +901,8 @@ impl Session {
         // moves a pointer instead of copying it on every step of spawning (a third of a call's
         // instructions before).
         let future = Box::pin(future);
-        self.tasks.spawn(async move {
+        let inline = origin.inline.clone().map(|slot| (slot, cancel.clone()));
+        let task = async move {
             // Cancellation wins over a result that becomes ready at the same moment (a handler
             // that returns because it saw the cancellation): the answer is suppressed.
             let result = tokio::select! {
@@ -933,7 +934,21 @@ impl Session {
                 Some(Err(error)) => Self::reply_error(&origin, Some(&id), error),
                 None => tracing::debug!(%id, "request cancelled; no answer sent"),
             }
-        });
+        };
+        // A transport that runs the request itself gets it (still tracked for shutdown); if it
+        // drops it unfinished (its client went away), the request is cancelled.
+        if let Some((slot, cancel)) = inline {
+            let mut slot = slot.lock().expect("inline slot lock");
+            if slot.is_none() {
+                let cancelled_if_dropped = cancel.drop_guard();
+                *slot = Some(Box::pin(self.tasks.track_future(async move {
+                    task.await;
+                    cancelled_if_dropped.disarm();
+                })));
+                return;
+            }
+        }
+        self.tasks.spawn(task);
     }
 }
 

@@ -25,7 +25,7 @@ use crate::context::HttpParts;
 use crate::context::auth::AuthInfo;
 use crate::context::peer::{CloseStream, Outbound, Queue};
 use crate::dispatch::session::Session;
-use crate::dispatch::{Origin, Received};
+use crate::dispatch::{InlineCall, InlineSlot, Origin, Received};
 use crate::protocol::jsonrpc::{ErrorObject, RawMessage, check_shape, parse_frame};
 use crate::protocol::{INVALID_REQUEST, RequestId};
 
@@ -83,10 +83,12 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         )
         .await;
     }
-    let origin = Origin { reply, http, close: None };
+    let slot = InlineSlot::default();
+    let origin = Origin { reply, http, close: None, inline: Some(slot.clone()) };
     let received = target.session.handle_parsed(parsed, &origin);
     drop(origin);
-    answer(&state, target, received, peek.id, is_initialize, answers).await
+    let call = slot.lock().expect("inline slot lock").take();
+    answer(&state, target, received, call, peek.id, is_initialize, answers).await
 }
 
 /// Checks the headers and reads the body (bounded) and checks its shape; an unusable message
@@ -173,11 +175,12 @@ async fn answer(
     state: &HttpState,
     target: Target,
     received: Received,
+    call: Option<InlineCall>,
     request_id: Option<RequestId>,
     is_initialize: bool,
     mut answers: Queue,
 ) -> Response {
-    let first = match first_message(received, &mut answers, &state.shutdown).await {
+    let first = match first_message(received, &mut answers, &state.shutdown, call).await {
         Ok(first) => first,
         Err(response) => return response,
     };
@@ -233,7 +236,7 @@ async fn answer_resumable(
     let hub_session = Arc::downgrade(&http_session);
     let close: CloseStream =
         Arc::new(move || hub_session.upgrade().is_some_and(|s| s.hub.disconnect(stream_id)));
-    let origin = Origin { reply, http, close: Some(close) };
+    let origin = Origin { reply, http, close: Some(close), inline: None };
     match session.handle_parsed(parsed, &origin) {
         Received::Request => {}
         Received::Notification => {

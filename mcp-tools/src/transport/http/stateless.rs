@@ -24,7 +24,7 @@ use super::wire::{Peek, VERSION_HEADER, first_message, is_answer_to, rpc_error_r
 use crate::context::HttpParts;
 use crate::context::auth::AuthInfo;
 use crate::dispatch::session::Session;
-use crate::dispatch::{Origin, Received};
+use crate::dispatch::{InlineCall, InlineSlot, Origin, Received};
 use crate::protocol::jsonrpc::{ErrorObject, RawMessage};
 use crate::protocol::stateless::{Envelope, HEADER_MISMATCH};
 use crate::protocol::{Era, METHOD_NOT_FOUND, RequestId, STATELESS_VERSIONS};
@@ -83,10 +83,12 @@ pub(super) async fn post(
         session_id: None,
         auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
     }));
-    let origin = Origin { reply, http, close: None };
+    let slot = InlineSlot::default();
+    let origin = Origin { reply, http, close: None, inline: Some(slot.clone()) };
     let received = session.handle_parsed(parsed, &origin);
     drop(origin);
-    answer(state, received, peek.id, answers).await
+    let call = slot.lock().expect("inline slot lock").take();
+    answer(state, received, call, peek.id, answers).await
 }
 
 /// The headers against the body's `method` and `params`: `Err` says what disagrees. A request
@@ -210,10 +212,11 @@ fn header_value(headers: &HeaderMap, name: &str) -> Result<Option<String>, Strin
 async fn answer(
     state: &HttpState,
     received: Received,
+    call: Option<InlineCall>,
     request_id: Option<RequestId>,
     mut answers: Queue,
 ) -> Response {
-    let first = match first_message(received, &mut answers, &state.shutdown).await {
+    let first = match first_message(received, &mut answers, &state.shutdown, call).await {
         Ok(first) => first,
         Err(response) => return response,
     };

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatch::Received;
+use crate::dispatch::{InlineCall, Received};
 
 use crate::protocol::jsonrpc::{ErrorObject, RawMessage, encode_error};
 use crate::protocol::{INVALID_REQUEST, RequestId};
@@ -119,6 +119,7 @@ pub(super) async fn first_message(
     received: Received,
     answers: &mut Queue,
     shutdown: &CancellationToken,
+    call: Option<InlineCall>,
 ) -> Result<Vec<u8>, Response> {
     match received {
         Received::Notification => Err(StatusCode::ACCEPTED.into_response()),
@@ -127,9 +128,23 @@ pub(super) async fn first_message(
             Err((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response())
         }
         Received::Request => {
-            let first = tokio::select! {
-                first = answers.recv() => first,
-                _ = shutdown.cancelled() => None,
+            let first = match call {
+                // The request runs here until it sends something: most just answer.
+                Some(mut call) => tokio::select! {
+                    biased;
+                    () = &mut call => answers.try_recv(),
+                    first = answers.recv() => {
+                        // It sent something before its end (progress, a request to the
+                        // client): the rest runs on its own while the stream carries it.
+                        tokio::spawn(call);
+                        first
+                    }
+                    _ = shutdown.cancelled() => None,
+                },
+                None => tokio::select! {
+                    first = answers.recv() => first,
+                    _ = shutdown.cancelled() => None,
+                },
             };
             first.ok_or_else(|| StatusCode::ACCEPTED.into_response())
         }
@@ -139,9 +154,9 @@ pub(super) async fn first_message(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::value::RawValue;
     use crate::protocol::jsonrpc::{encode_raw_result, encode_result};
     use axum::http::HeaderValue;
+    use serde_json::value::RawValue;
 
     #[test]
     fn answers_are_told_from_requests_and_notifications_with_the_same_id() {
