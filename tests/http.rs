@@ -378,8 +378,22 @@ async fn stateless_mode_needs_no_session() {
 
 #[tokio::test]
 async fn serve_http_answers_over_tcp_and_shuts_down_gracefully() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let server = Server::builder().build().unwrap();
+    let (addr, stop, serving) = serve_until_stopped(Server::builder().build().unwrap()).await;
+    let response = raw_post(addr, &initialize_body().to_string(), "").await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.to_ascii_lowercase().contains("mcp-session-id:"));
+    assert!(response.contains("\"serverInfo\""));
+
+    stop.send(()).unwrap();
+    let result =
+        tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stops promptly").unwrap();
+    assert!(result.is_ok());
+}
+
+/// `server` serving HTTP on a free port until the sender is used.
+async fn serve_until_stopped(
+    server: Server,
+) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -390,24 +404,7 @@ async fn serve_http_answers_over_tcp_and_shuts_down_gracefully() {
             })
             .await
     });
-    let body = initialize_body().to_string();
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        addr.port(),
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    assert!(response.to_ascii_lowercase().contains("mcp-session-id:"));
-    assert!(response.contains("\"serverInfo\""));
-
-    stop.send(()).unwrap();
-    let result =
-        tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stops promptly").unwrap();
-    assert!(result.is_ok());
+    (addr, stop, serving)
 }
 
 /// One raw HTTP/1.1 POST of `body` to the endpoint at `addr`, with `headers`; the whole response.
@@ -427,21 +424,13 @@ async fn raw_post(addr: std::net::SocketAddr, body: &str, headers: &str) -> Stri
 
 #[tokio::test]
 async fn a_call_running_when_the_server_shuts_down_is_answered() {
-    let server = Server::builder().build().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(async move {
-        server
-            .serve_http_on(listener, HttpOptions::new(), async {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let (addr, stop, serving) = serve_until_stopped(Server::builder().build().unwrap()).await;
     let initialized = raw_post(addr, &initialize_body().to_string(), "").await;
     let session = initialized
         .lines()
-        .find_map(|line| line.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|v| v.trim().to_owned()))
+        .find_map(|line| {
+            line.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|v| v.trim().to_owned())
+        })
         .expect("a session id");
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "nap", "arguments": {}}});
     let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
