@@ -33,7 +33,6 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::Service as _;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use super::shutdown_signal;
 use crate::server::Server;
@@ -94,14 +93,12 @@ impl Server {
 /// The endpoint's routes and layers over its state.
 fn router(state: Arc<HttpState>) -> Router {
     let path = state.options.path.clone();
-    let body_read_timeout = state.options.body_read_timeout;
     let cors = cors_layer(state.clone());
     let metadata = auth::metadata_routes(Router::new(), &state);
     Router::new()
         .route(&path, axum::routing::any(endpoint))
         .with_state(state)
         .merge(metadata)
-        .layer(RequestBodyTimeoutLayer::new(body_read_timeout))
         .layer(cors::BrowserCorsLayer(cors))
 }
 

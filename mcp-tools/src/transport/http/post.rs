@@ -112,30 +112,46 @@ async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Res
             "Unsupported Media Type: Content-Type must be application/json",
         ));
     }
-    let body: Bytes = axum::body::to_bytes(body, state.max_body_bytes).await.map_err(|e| {
-        let too_large = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
-            .any(|e| e.is::<http_body_util::LengthLimitError>());
-        if too_large {
-            rpc_error_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
+    // The timer starts only if the body is not already here (most are, with their headers).
+    let read = tokio::time::timeout(
+        state.options.body_read_timeout,
+        axum::body::to_bytes(body, state.max_body_bytes),
+    )
+    .await;
+    let body: Bytes = match read {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) => {
+            let too_large = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+                .any(|e| e.is::<http_body_util::LengthLimitError>());
+            if too_large {
+                return Err(rpc_error_response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    None,
+                    INVALID_REQUEST,
+                    format!(
+                        "Payload Too Large: the body exceeds this server's limit of {} bytes",
+                        state.max_body_bytes
+                    ),
+                ));
+            }
+            tracing::debug!(error = %e, "reading a request body failed");
+            return Err(rpc_error_response(
+                StatusCode::BAD_REQUEST,
                 None,
                 INVALID_REQUEST,
-                format!(
-                    "Payload Too Large: the body exceeds this server's limit of {} bytes",
-                    state.max_body_bytes
-                ),
-            )
-        } else {
-            tracing::debug!(error = %e, "reading a request body failed");
+                format!("Bad Request: the body could not be read ({e})"),
+            ));
+        }
+        Err(_) => {
             let timeout = humantime::format_duration(state.options.body_read_timeout);
-            rpc_error_response(
+            return Err(rpc_error_response(
                 StatusCode::REQUEST_TIMEOUT,
                 None,
                 INVALID_REQUEST,
                 format!("Request Timeout: the body was not received in full within {timeout}"),
-            )
+            ));
         }
-    })?;
+    };
     if let Err(error) = check_shape(&body, state.server.shared.limits.max_json_depth) {
         return Err(rpc_error_response(StatusCode::BAD_REQUEST, None, error.code, error.message));
     }
