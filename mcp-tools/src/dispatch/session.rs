@@ -139,6 +139,11 @@ impl Session {
         !self.in_flight.lock().expect("in-flight lock").is_empty() || self.has_standalone()
     }
 
+    /// Whether a request is running.
+    pub fn is_running(&self) -> bool {
+        !self.in_flight.lock().expect("in-flight lock").is_empty()
+    }
+
     pub fn has_standalone(&self) -> bool {
         self.standalone.lock().expect("standalone lock").as_ref().is_some_and(|o| !o.is_closed())
     }

@@ -64,9 +64,11 @@ impl Server {
         let server = self;
         let (outbound, queue) = server.shared.outbound();
         let close = CancellationToken::new();
-        let mut writer_task = tokio::spawn(write_loop(writer, queue, close.clone()));
         // Over stdio, everything goes to the one output: answers, related and unrelated messages.
         let session = Session::new(server.shared.clone(), Some(outbound.clone()));
+        let running = std::sync::Arc::downgrade(&session);
+        let others_running = move || running.upgrade().is_some_and(|s| s.is_running());
+        let mut writer_task = tokio::spawn(write_loop(writer, queue, close.clone(), others_running));
         session.forward_events();
         let origin = Origin::new(outbound);
         let max = server.shared.limits.max_message_bytes;
@@ -277,6 +279,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
     mut queue: Queue,
     close: CancellationToken,
+    others_running: impl Fn() -> bool,
 ) -> io::Result<()> {
     let mut writer = BufWriter::with_capacity(64 * 1024, writer);
     loop {
@@ -286,6 +289,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             _ = close.cancelled() => None,
         };
         let Some(message) = message else { break };
+        // Requests running together (a client that pipelines) answer together: while others
+        // are running, they get one turn to queue their answers, so that one write carries them
+        // all. A lone request's answer is written at once.
+        if others_running() {
+            tokio::task::yield_now().await;
+        }
         write_message(&mut writer, &message).await?;
         while let Some(message) = queue.try_recv() {
             write_message(&mut writer, &message).await?;
@@ -330,5 +339,67 @@ mod tests {
     async fn oversized_line_is_reported_and_skipped() {
         let got = frames(b"0123456789abcdef\nok\n", 10).await;
         assert_eq!(got, vec![Err(16), Ok("ok".into())]);
+    }
+
+    /// An output that records the size of every write it is given.
+    struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<usize>>>);
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<io::Result<usize>> {
+            self.0.lock().unwrap().push(buf.len());
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_of_requests_running_together_go_out_in_one_write() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (outbound, queue) =
+            crate::context::peer::Outbound::channel(1 << 20, std::time::Duration::from_secs(5));
+        let writes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let running = Arc::new(AtomicUsize::new(3));
+        let close = CancellationToken::new();
+        let still_running = running.clone();
+        let writer = tokio::spawn(write_loop(Recorder(writes.clone()), queue, close.clone(), move || {
+            still_running.load(Ordering::SeqCst) > 0
+        }));
+        // Three requests end one after the other, each queueing its answer as it ends: the
+        // first, then (in a task it starts, which runs after the writer it woke) the other two.
+        let answers = tokio::spawn(async move {
+            let answer = move |i: usize| {
+                running.fetch_sub(1, Ordering::SeqCst);
+                outbound.send(format!("{{\"id\":{i}}}").into_bytes());
+            };
+            answer(0);
+            tokio::spawn(async move {
+                answer(1);
+                answer(2);
+            })
+            .await
+            .unwrap();
+        });
+        answers.await.unwrap();
+        tokio::task::yield_now().await;
+        close.cancel();
+        writer.await.unwrap().unwrap();
+        let expected = 3 * r#"{"id":0}"#.len() + 3;
+        assert_eq!(*writes.lock().unwrap(), vec![expected], "one write for the three answers");
     }
 }
