@@ -136,7 +136,7 @@ impl Session {
 
     /// Whether something is going on: a request running, or a stream open for notifications.
     pub fn is_busy(&self) -> bool {
-        !self.in_flight.lock().expect("in-flight lock").is_empty() || self.has_standalone()
+        self.is_running() || self.has_standalone()
     }
 
     /// Whether a request is running.

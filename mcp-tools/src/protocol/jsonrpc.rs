@@ -202,8 +202,6 @@ pub(crate) fn check_shape(bytes: &[u8], max_depth: usize) -> Result<(), ErrorObj
     Ok(())
 }
 
-/// The error for bytes that are not a JSON-RPC message: "parse error" if they are not JSON,
-/// else "invalid request" (decided without building a value).
 /// Reads a message's JSON-RPC frame (its members borrowed from `bytes`), after checking its
 /// shape ([`check_shape`], nesting at most `max_depth`); the error says what is wrong.
 pub(crate) fn parse_message(bytes: &[u8], max_depth: usize) -> Result<RawMessage<'_>, ErrorObject> {
@@ -222,6 +220,8 @@ pub(crate) fn parse_frame(bytes: &[u8]) -> Result<RawMessage<'_>, ErrorObject> {
     })
 }
 
+/// The error for bytes that are not a JSON-RPC message: "parse error" if they are not JSON,
+/// else "invalid request" (decided without building a value).
 pub(crate) fn not_a_message(bytes: &[u8]) -> ErrorObject {
     if let Err(e) = std::str::from_utf8(bytes) {
         return ErrorObject::new(PARSE_ERROR, format!("invalid JSON: not UTF-8 text ({e})"));

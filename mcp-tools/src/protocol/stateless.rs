@@ -165,11 +165,7 @@ pub(crate) fn check_envelope<'a>(
 
 /// Whether a request's params carry a stateless envelope (its protocol revision).
 pub(crate) fn has_envelope(params: Option<&RawValue>) -> bool {
-    params.is_some_and(|p| envelope_in(p.get()))
-}
-
-/// [`has_envelope`] for params given as JSON text.
-pub(crate) fn envelope_in(params: &str) -> bool {
+    let Some(params) = params.map(RawValue::get) else { return false };
     #[derive(Deserialize)]
     struct Probe<'a> {
         #[serde(rename = "_meta", borrow, default)]

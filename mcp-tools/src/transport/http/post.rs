@@ -45,9 +45,9 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
     };
     // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
     let parsed = parse_frame(&body);
-    let peek = Peek::of(&body, &parsed);
-    if stateless::is_stateless(&state, &peek, &parts.headers, &body) {
-        return stateless::post(&state, parts, &body, parsed, peek).await;
+    let peek = Peek::of(&parsed);
+    if stateless::is_stateless(&state, &parsed, &parts.headers) {
+        return stateless::post(&state, parts, parsed, peek).await;
     }
     if let Some(response) = unsupported_version(&parts.headers) {
         return response;

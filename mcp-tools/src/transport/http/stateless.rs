@@ -50,7 +50,11 @@ struct Params<'a> {
 
 /// Whether a POSTed message belongs to the stateless revision: it carries the envelope, it is
 /// `server/discover`, or its `MCP-Protocol-Version` header names a stateless revision.
-pub(super) fn is_stateless(state: &HttpState, peek: &Peek, headers: &HeaderMap, body: &[u8]) -> bool {
+pub(super) fn is_stateless(
+    state: &HttpState,
+    parsed: &Result<RawMessage<'_>, ErrorObject>,
+    headers: &HeaderMap,
+) -> bool {
     if let Some(era) = state.server.shared.only_era {
         return era == Era::Stateless;
     }
@@ -61,18 +65,20 @@ pub(super) fn is_stateless(state: &HttpState, peek: &Peek, headers: &HeaderMap, 
     if header_says {
         return true;
     }
-    peek.stateless_body(body)
+    let Ok(message) = parsed else { return false };
+    message.method.as_deref() == Some("server/discover")
+        || crate::protocol::stateless::has_envelope(message.params)
 }
 
 pub(super) async fn post(
     state: &HttpState,
     parts: Parts,
-    body: &[u8],
     parsed: Result<RawMessage<'_>, ErrorObject>,
     peek: Peek,
 ) -> Response {
     let method = peek.method.as_deref().unwrap_or_default();
-    if let Err(message) = check_headers(state, &parts.headers, method, peek.params(body)) {
+    let params = parsed.as_ref().ok().and_then(|m| m.params).map(RawValue::get);
+    if let Err(message) = check_headers(state, &parts.headers, method, params) {
         return rpc_error_response(StatusCode::BAD_REQUEST, peek.id.as_ref(), HEADER_MISMATCH, message);
     }
     let session = Session::for_request(state.server.shared.clone());

@@ -17,40 +17,20 @@ use crate::protocol::{INVALID_REQUEST, RequestId};
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// What the transport reads of a message before the session does, in one pass: its method,
-/// its id and where its params are.
+/// What the transport keeps of a message the session handles: its method and id.
 #[derive(Default)]
 pub(super) struct Peek {
     pub method: Option<String>,
     pub id: Option<RequestId>,
-    /// Where the params are in the message (so that they are not looked for again).
-    pub params: Option<std::ops::Range<usize>>,
 }
 
 impl Peek {
-    /// What the transport needs of a `message` the session will handle (all empty when it is
-    /// not a JSON-RPC message: the session says why).
-    pub fn of(message: &[u8], parsed: &Result<RawMessage<'_>, ErrorObject>) -> Peek {
+    /// The method and id of a `parsed` message (all empty when it is not a JSON-RPC message:
+    /// the session says why).
+    pub fn of(parsed: &Result<RawMessage<'_>, ErrorObject>) -> Peek {
         let Ok(fields) = parsed else { return Peek::default() };
         let id = fields.id.and_then(|id| serde_json::from_str(id.get()).ok());
-        // The params borrow from the message: their offset in it.
-        let params = fields.params.map(|p| {
-            let start = p.get().as_ptr() as usize - message.as_ptr() as usize;
-            start..start + p.get().len()
-        });
-        Peek { method: fields.method.as_deref().map(str::to_owned), id, params }
-    }
-
-    /// Whether `message` (the one peeked at) is a 2026-07-28 message by its body:
-    /// `server/discover`, or the envelope in its params.
-    pub fn stateless_body(&self, message: &[u8]) -> bool {
-        self.method.as_deref() == Some("server/discover")
-            || self.params(message).is_some_and(crate::protocol::stateless::envelope_in)
-    }
-
-    /// The message's params (as JSON text), if it has any.
-    pub fn params<'a>(&self, message: &'a [u8]) -> Option<&'a str> {
-        self.params.clone().and_then(|range| std::str::from_utf8(message.get(range)?).ok())
+        Peek { method: fields.method.as_deref().map(str::to_owned), id }
     }
 }
 
