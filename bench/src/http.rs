@@ -122,7 +122,7 @@ impl Client {
             session: None,
             next_id: 0,
         };
-        if era == Era::Handshake {
+        if era != Era::Stateless {
             let answer = client.post(
                 r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-bench","version":"1"}}}"#,
                 "initialize",
@@ -157,7 +157,7 @@ impl Client {
             body.len()
         );
         match self.era {
-            Era::Handshake => {
+            Era::Handshake | Era::HandshakeSameBytes => {
                 if let Some(session) = &self.session {
                     head.push_str(&format!(
                         "Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n"

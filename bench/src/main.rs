@@ -67,6 +67,10 @@ pub enum Era {
     Handshake,
     /// 2026-07-28: no handshake; every request carries the `_meta` envelope.
     Stateless,
+    /// 2025-11-25, but every request carries the bytes of the 2026-07-28 envelope too (a
+    /// session ignores `_meta` keys it does not know): requests exactly as long as the
+    /// stateless ones, so that the envelope's handling shows apart from the longer message.
+    HandshakeSameBytes,
 }
 
 fn main() {
@@ -153,8 +157,11 @@ fn main() {
     // Runs alternate between servers, so that a slow moment of the machine is shared out.
     let mut stdio_subjects = Vec::new();
     for subject in &subjects {
-        let eras: &[Era] =
-            if has_both_eras(subject.name) { &[Era::Handshake, Era::Stateless] } else { &[Era::Handshake] };
+        let eras: &[Era] = match subject.name {
+            "mcp-tools" => &[Era::Handshake, Era::Stateless, Era::HandshakeSameBytes],
+            "floor" => &[Era::Handshake, Era::Stateless],
+            _ => &[Era::Handshake],
+        };
         for &era in eras {
             stdio_subjects.push((column_name(subject.name, era), subject, era));
         }
@@ -280,6 +287,7 @@ fn column_name(name: &str, era: Era) -> String {
     match era {
         Era::Handshake => name.to_owned(),
         Era::Stateless => format!("{name}{}", report::STATELESS_SUFFIX),
+        Era::HandshakeSameBytes => format!("{name}{}", report::SAME_BYTES_SUFFIX),
     }
 }
 
@@ -326,7 +334,7 @@ pub fn add_request(id: u64, era: Era) -> String {
         Era::Handshake => format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":1.5,"b":2}}}}}}"#
         ),
-        Era::Stateless => format!(
+        Era::Stateless | Era::HandshakeSameBytes => format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":1.5,"b":2}},"_meta":{STATELESS_META}}}}}"#
         ),
     }

@@ -10,6 +10,9 @@ use serde_json::json;
 
 /// What a column's name ends with when its server was sent 2026-07-28 requests.
 pub const STATELESS_SUFFIX: &str = " (2026-07-28)";
+/// What a column's name ends with when its server was sent 2025-11-25 requests carrying the
+/// bytes of the 2026-07-28 envelope (`Era::HandshakeSameBytes`).
+pub const SAME_BYTES_SUFFIX: &str = " (2025-11-25, same bytes)";
 
 #[derive(Clone, Copy)]
 pub enum Figure {
@@ -73,7 +76,8 @@ impl Report {
     }
 
     /// Writes the table (markdown, printed too) and the JSON. Each figure's ratio is to the
-    /// floor's in the same run: the floor of its era for a 2026-07-28 column.
+    /// floor's in the same run: the floor fed 2026-07-28 requests for a column whose requests
+    /// carry the envelope.
     pub fn write(&self, prefix: &Path) {
         let mut md = String::new();
         let _ = writeln!(md, "| measurement | {} |", self.columns.join(" | "));
@@ -89,12 +93,14 @@ impl Report {
                         let (value, unit) = Self::median(samples);
                         let shown =
                             if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") };
-                        // A 2026-07-28 column is compared with the floor fed the same
-                        // requests, when the run has it.
-                        let floor = match column.strip_suffix(STATELESS_SUFFIX) {
-                            Some(_) => median_of(&format!("floor{STATELESS_SUFFIX}")).or(median_of("floor")),
-                            None => median_of("floor"),
-                        };
+                        // A column of requests with the envelope is compared with the floor
+                        // fed the same requests, when the run has it.
+                        let floor =
+                            if column.ends_with(STATELESS_SUFFIX) || column.ends_with(SAME_BYTES_SUFFIX) {
+                                median_of(&format!("floor{STATELESS_SUFFIX}")).or(median_of("floor"))
+                            } else {
+                                median_of("floor")
+                            };
                         let ratio = match floor {
                             Some(floor) if !column.starts_with("floor") && floor > 0.0 => {
                                 let r = value / floor;

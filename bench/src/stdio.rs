@@ -38,7 +38,7 @@ impl Server {
         let mut server =
             Server { child, input, output, era, next_id: 0, line: String::new(), started: Duration::ZERO };
         let opening = match era {
-            Era::Handshake => server.request(
+            Era::Handshake | Era::HandshakeSameBytes => server.request(
                 "initialize",
                 r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-bench","version":"1"}}"#,
             ),
@@ -50,7 +50,7 @@ impl Server {
             "{}: the opening request failed: {opening}",
             binary.display()
         );
-        if era == Era::Handshake {
+        if era != Era::Stateless {
             server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         }
         server
@@ -143,7 +143,7 @@ impl Server {
     pub fn list_tools(&mut self, rounds: usize) -> Latency {
         let params = match self.era {
             Era::Handshake => "{}".to_owned(),
-            Era::Stateless => format!(r#"{{"_meta":{STATELESS_META}}}"#),
+            Era::Stateless | Era::HandshakeSameBytes => format!(r#"{{"_meta":{STATELESS_META}}}"#),
         };
         let mut samples = Vec::with_capacity(rounds);
         let all = Instant::now();

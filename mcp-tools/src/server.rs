@@ -373,6 +373,7 @@ impl ServerBuilder {
                     self.task_ttl,
                     self.task_poll_interval,
                 )),
+                envelopes: Default::default(),
             }),
             changes: Arc::new(Changes {
                 tools: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),

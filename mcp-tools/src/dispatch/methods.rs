@@ -73,6 +73,11 @@ impl Method {
         METHODS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
     }
 
+    /// The method's wire name.
+    pub fn name(self) -> &'static str {
+        METHODS.iter().find(|(_, m)| *m == self).map(|(n, _)| *n).expect("every method has a name")
+    }
+
     /// Whether the method belongs to a capability of the catalog (resources, prompts,
     /// completion), which the server may not declare.
     pub fn in_catalog(self) -> bool {

@@ -23,7 +23,7 @@ use super::call::{call_entry, panic_message, timed_out};
 use super::events::ServerEvent;
 use super::methods::{self, Answer, Method};
 use super::shared::Shared;
-use super::stateless::{self, ListenFilter, Round};
+use super::stateless::{self, ListenFilter, Round, StatelessClient};
 use super::tasks;
 use super::{Origin, Received};
 use crate::context::auth::permits;
@@ -38,12 +38,10 @@ use crate::protocol::jsonrpc::{
 use crate::protocol::messages::{
     CallToolParams, CancelledParams, InitializeParams, ProgressToken, RequestMeta, SetLevelParams,
 };
-use crate::protocol::stateless::{
-    CacheHint, StatelessParams, check_envelope, complete, complete_value, has_envelope,
-};
+use crate::protocol::stateless::{CacheHint, StatelessParams, complete, complete_value, has_envelope};
 use crate::protocol::{
     Era, HANDSHAKE_VERSIONS, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LATEST_HANDSHAKE_VERSION,
-    METHOD_NOT_FOUND, RequestId, STATELESS_VERSIONS,
+    METHOD_NOT_FOUND, RequestId,
 };
 
 pub(crate) struct Session {
@@ -383,9 +381,9 @@ impl Session {
         };
         let front = match &decoded {
             None => self.handshake_front(method, name),
-            Some(decoded) => self.stateless_front(method, name, params, decoded),
+            Some(decoded) => self.stateless_front(method, params, decoded),
         };
-        let front = match front {
+        let (front, progress_token) = match front {
             Ok(front) => front,
             Err(error) => return Self::reply_error(origin, Some(&id), error),
         };
@@ -434,7 +432,10 @@ impl Session {
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
-            Method::ToolsCall => self.call_tool(id, params, decoded.as_ref(), front, origin),
+            Method::ToolsCall => {
+                let known = decoded.as_ref().map(|decoded| (decoded, progress_token));
+                self.call_tool(id, params, known, front, origin)
+            }
             Method::SetLogLevel => match decode_params::<SetLevelParams>(params) {
                 Ok(p) => {
                     front.peer.set_log_level(p.level);
@@ -502,7 +503,11 @@ impl Session {
     }
 
     /// The lifecycle of a 2025-11-25 session: everything but `initialize` and `ping` needs it.
-    fn handshake_front(&self, method: Method, name: &str) -> Result<Front, ErrorObject> {
+    fn handshake_front(
+        &self,
+        method: Method,
+        name: &str,
+    ) -> Result<(Front, Option<ProgressToken>), ErrorObject> {
         let peer = match self.peer.get() {
             Some(peer) => peer.clone(),
             None if method.before_initialize() => Arc::new(Peer::new()),
@@ -513,27 +518,21 @@ impl Session {
                 ));
             }
         };
-        Ok(Front { era: Era::Handshake, peer, round: None })
+        Ok((Front { era: Era::Handshake, peer, round: None }, None))
     }
 
     /// The envelope of a 2026-07-28 request: its revision and the client's capabilities (the
-    /// request's peer), and the answers of a previous round.
+    /// request's peer), its progress token, and the answers of a previous round.
     fn stateless_front(
         &self,
         method: Method,
-        name: &str,
         params: Option<&RawValue>,
         decoded: &StatelessParams<'_>,
-    ) -> Result<Front, ErrorObject> {
-        let answers = decoded.answers();
-        let envelope = check_envelope(decoded.meta.as_ref())
-            .map_err(|(code, message)| ErrorObject::new(code, message))?;
-        let Some(&version) = STATELESS_VERSIONS.iter().find(|v| **v == envelope.protocol_version) else {
-            return Err(stateless::unsupported_version(envelope.protocol_version));
-        };
-        let answers_given = answers;
+    ) -> Result<(Front, Option<ProgressToken>), ErrorObject> {
+        let answers_given = decoded.answers();
+        let StatelessClient { peer, progress_token } = self.shared.envelopes.client(decoded.meta)?;
         let round = if method.takes_input() {
-            let mut round = Round::new(name, params);
+            let mut round = Round::new(method.name(), params);
             if let Some(state) = decoded.request_state() {
                 round.answers = stateless::open(&self.shared.state_key, round.binding(), &state)?;
             }
@@ -542,13 +541,11 @@ impl Session {
         } else {
             None
         };
-        if method.of_tasks() && !tasks::declared(&envelope.client_capabilities) {
+        if method.of_tasks() && !tasks::declared(&peer.client_capabilities) {
             return Err(tasks::extension_required());
         }
         let _ = self.era.set(Era::Stateless);
-        let peer =
-            Peer::stateless(version, envelope.client_capabilities, envelope.client_info, envelope.log_level);
-        Ok(Front { era: Era::Stateless, peer: Arc::new(peer), round })
+        Ok((Front { era: Era::Stateless, peer, round }, progress_token))
     }
 
     /// A result as `era` shapes it: 2026-07-28 results are marked complete (lists and reads with
@@ -705,7 +702,7 @@ impl Session {
         self: &Arc<Self>,
         id: RequestId,
         params: Option<&RawValue>,
-        decoded: Option<&StatelessParams<'_>>,
+        decoded: Option<(&StatelessParams<'_>, Option<ProgressToken>)>,
         front: Front,
         origin: &Origin,
     ) {
@@ -717,11 +714,13 @@ impl Session {
             );
         };
         let call = match decoded {
-            Some(StatelessParams { name: Some(name), arguments, meta, .. }) => Ok(CallToolParams {
-                name: name.clone(),
-                arguments: *arguments,
-                meta: meta.as_ref().map(|m| RequestMeta { progress_token: m.progress_token.clone() }),
-            }),
+            Some((StatelessParams { name: Some(name), arguments, .. }, progress_token)) => {
+                Ok(CallToolParams {
+                    name: name.clone(),
+                    arguments: *arguments,
+                    meta: Some(RequestMeta { progress_token }),
+                })
+            }
             Some(_) => Err("missing field `name`".to_owned()),
             None => serde_json::from_str::<CallToolParams<'_>>(params.get()).map_err(|e| e.to_string()),
         };
@@ -1025,6 +1024,11 @@ async fn until_input<F: Future>(
     input: Option<&InputLink>,
 ) -> Result<F::Output, Vec<(String, Value)>> {
     let Some(input) = input else { return Ok(future.await) };
+    // Most calls finish without waiting: no race to set up for them.
+    let mut future = std::pin::pin!(future);
+    if let Some(output) = poll_once(&mut future).await {
+        return Ok(output);
+    }
     tokio::select! {
         biased;
         output = future => Ok(output),

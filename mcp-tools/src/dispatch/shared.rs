@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::events::ServerEvent;
+use super::stateless::KnownEnvelopes;
 use super::tasks::{self, Tasks};
 use crate::context::StateMap;
 use crate::context::peer::{Outbound, Queue};
@@ -41,6 +42,8 @@ pub(crate) struct Shared {
     pub only_era: Option<Era>,
     /// Calls run as tasks (2026-07-28).
     pub tasks: Arc<Tasks>,
+    /// The peers of the envelopes last seen (2026-07-28).
+    pub envelopes: KnownEnvelopes,
 }
 
 impl Shared {

@@ -4,9 +4,10 @@
 //! shapes of the revision.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arc_swap::ArcSwapOption;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
@@ -16,16 +17,72 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::events::ServerEvent;
+use crate::context::peer::Peer;
 use crate::protocol::jsonrpc::ErrorObject;
+use crate::protocol::messages::ProgressToken;
 use crate::protocol::stateless::{
-    MISSING_CLIENT_CAPABILITY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, UNSUPPORTED_PROTOCOL_VERSION,
+    Envelope, MISSING_CLIENT_CAPABILITY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, UNSUPPORTED_PROTOCOL_VERSION,
+    check_envelope,
 };
 use crate::protocol::{
-    INVALID_PARAMS, Implementation, RESOURCE_NOT_FOUND, RequestId, SUPPORTED_PROTOCOL_VERSIONS,
+    INVALID_PARAMS, Implementation, RESOURCE_NOT_FOUND, RequestId, STATELESS_VERSIONS,
+    SUPPORTED_PROTOCOL_VERSIONS,
 };
 
 /// How long a `requestState` stays valid: a person may be answering the questions.
 const STATE_LIFETIME: Duration = Duration::from_secs(60 * 60);
+
+/// The client of a stateless request, from its envelope.
+pub(crate) struct StatelessClient {
+    pub peer: Arc<Peer>,
+    /// The request's progress token (`_meta.progressToken`).
+    pub progress_token: Option<ProgressToken>,
+}
+
+/// Envelopes the server has decoded: a client sends the same envelope with every request, and
+/// the same text makes the same peer, so the last one is kept with its peer (a stateless peer
+/// does not change once made). Envelopes with a progress token, which differ from request to
+/// request, and long ones are decoded every time.
+#[derive(Default)]
+pub(crate) struct KnownEnvelopes {
+    last: ArcSwapOption<(Box<str>, Arc<Peer>)>,
+}
+
+/// Envelopes longer than this are not kept.
+const KEPT_ENVELOPE_BYTES: usize = 4096;
+
+impl KnownEnvelopes {
+    /// The client that `meta`, a request's `_meta`, describes, or why it describes none
+    /// (missing parts, a revision this server does not speak).
+    pub fn client(&self, meta: Option<&RawValue>) -> Result<StatelessClient, ErrorObject> {
+        if let Some(meta) = meta
+            && let Some(known) = &*self.last.load()
+            && *known.0 == *meta.get()
+        {
+            return Ok(StatelessClient { peer: known.1.clone(), progress_token: None });
+        }
+        let envelope = Envelope::decode(meta).map_err(ErrorObject::invalid_params)?;
+        let checked =
+            check_envelope(envelope.as_ref()).map_err(|(code, message)| ErrorObject::new(code, message))?;
+        let Some(&version) = STATELESS_VERSIONS.iter().find(|v| **v == checked.protocol_version) else {
+            return Err(unsupported_version(checked.protocol_version));
+        };
+        let peer = Arc::new(Peer::stateless(
+            version,
+            checked.client_capabilities,
+            checked.client_info,
+            checked.log_level,
+        ));
+        let progress_token = envelope.and_then(|e| e.progress_token);
+        if let Some(meta) = meta
+            && progress_token.is_none()
+            && meta.get().len() <= KEPT_ENVELOPE_BYTES
+        {
+            self.last.store(Some(Arc::new((meta.get().into(), peer.clone()))));
+        }
+        Ok(StatelessClient { peer, progress_token })
+    }
+}
 
 /// What one round of a multi-round-trip request knows: the answers so far (sealed in the
 /// previous round's state, plus this request's `inputResponses`) and what binds a state to
@@ -35,24 +92,24 @@ pub(crate) struct Round {
     /// Computed when first needed (to open a `requestState`, or to seal one): most requests
     /// do neither, and the digest costs more than the rest of a call.
     binding: OnceLock<[u8; 32]>,
-    method: String,
+    method: &'static str,
     params: Option<Box<RawValue>>,
 }
 
 impl Round {
     /// A round of `method` with `params`, with no answers yet.
-    pub fn new(method: &str, params: Option<&RawValue>) -> Round {
+    pub fn new(method: &'static str, params: Option<&RawValue>) -> Round {
         Round {
             answers: HashMap::new(),
             binding: OnceLock::new(),
-            method: method.to_owned(),
+            method,
             params: params.map(ToOwned::to_owned),
         }
     }
 
     /// What binds a sealed state to this request ([`binding_of`]).
     pub fn binding(&self) -> &[u8; 32] {
-        self.binding.get_or_init(|| binding_of(&self.method, self.params.as_deref()))
+        self.binding.get_or_init(|| binding_of(self.method, self.params.as_deref()))
     }
 }
 
@@ -305,6 +362,53 @@ pub(crate) fn listen_ended(subscription: &RequestId) -> Box<RawValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).expect("JSON")
+    }
+
+    #[test]
+    fn an_envelope_seen_before_gives_its_peer_again_and_others_are_read_afresh() {
+        let known = KnownEnvelopes::default();
+        let meta = |name: &str| {
+            raw(&format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"{name}","version":"1"}}}}"#
+            ))
+        };
+        let first = known.client(Some(&meta("a"))).expect("a valid envelope");
+        assert_eq!(first.peer.client_info.name, "a");
+        let again = known.client(Some(&meta("a"))).expect("the same envelope");
+        assert!(Arc::ptr_eq(&first.peer, &again.peer), "the same text makes the same peer");
+        let other = known.client(Some(&meta("b"))).expect("another client");
+        assert_eq!(other.peer.client_info.name, "b");
+        assert!(!Arc::ptr_eq(&first.peer, &other.peer));
+
+        // A progress token is the request's own: read every time, and the envelope not kept.
+        let with_token = raw(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"t1"}"#,
+        );
+        for _ in 0..2 {
+            let client = known.client(Some(&with_token)).expect("valid");
+            assert_eq!(client.progress_token, Some(ProgressToken::String("t1".into())));
+        }
+        assert!(
+            Arc::ptr_eq(&known.client(Some(&meta("b"))).unwrap().peer, &other.peer),
+            "b is still the last kept"
+        );
+
+        // What is wrong is said every time, never kept.
+        let unsupported = raw(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2030-01-01","io.modelcontextprotocol/clientCapabilities":{}}"#,
+        );
+        for _ in 0..2 {
+            let error = known.client(Some(&unsupported)).err().expect("an unsupported revision");
+            assert_eq!(error.code, UNSUPPORTED_PROTOCOL_VERSION);
+        }
+        let error = known.client(Some(&raw("[1]"))).err().expect("not an object");
+        assert!(error.message.contains("must be an object"), "{}", error.message);
+        let error = known.client(None).err().expect("no envelope");
+        assert_eq!(error.code, INVALID_PARAMS);
+    }
 
     fn round(answers: &[(&str, Value)]) -> Round {
         let params = RawValue::from_string(r#"{"name":"t","arguments":{"a":1,"b":2}}"#.into()).unwrap();

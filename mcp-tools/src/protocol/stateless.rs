@@ -61,8 +61,10 @@ pub(crate) struct StatelessParams<'a> {
     /// A `tools/call`'s arguments.
     #[serde(borrow, default)]
     pub arguments: Option<&'a RawValue>,
+    /// The envelope as it was written: decoded by [`Envelope::decode`] unless the same text
+    /// was decoded before (stateless clients send the same envelope with every request).
     #[serde(rename = "_meta", borrow, default)]
-    pub meta: Option<Envelope<'a>>,
+    pub meta: Option<&'a RawValue>,
     /// The client's answers to the previous round's input requests, by key.
     #[serde(rename = "inputResponses", borrow, default)]
     pub input_responses: Option<&'a RawValue>,
@@ -96,6 +98,21 @@ impl StatelessParams<'_> {
         self.request_state
             .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
             .filter(|state| !state.is_null())
+    }
+}
+
+impl Envelope<'_> {
+    /// The envelope written as `meta` (absent: none), or "invalid params" saying why it cannot
+    /// be read.
+    pub fn decode(meta: Option<&RawValue>) -> Result<Option<Envelope<'_>>, String> {
+        let Some(raw) = meta else { return Ok(None) };
+        if raw.get() == "null" {
+            return Ok(None);
+        }
+        if !raw.get().starts_with('{') {
+            return Err("Invalid params: `_meta` must be an object".into());
+        }
+        serde_json::from_str(raw.get()).map(Some).map_err(|e| format!("Invalid params: `_meta`: {e}"))
     }
 }
 
