@@ -186,6 +186,7 @@ impl Outbound {
         }
     }
 
+    #[cfg(feature = "http")]
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed() || self.room.stalled.is_cancelled()
     }

@@ -77,6 +77,7 @@ impl Session {
 
     /// A 2025-11-25 session that needs no `initialize` (stateless mode of the HTTP transport:
     /// every request stands alone); the version is the request's header, if any.
+    #[cfg(feature = "http")]
     pub fn new_stateless(shared: Arc<Shared>, protocol_version: Option<&str>) -> Arc<Session> {
         let session = Self::with(shared, None, None);
         // A request without the header is assumed to be 2025-03-26 (the revision that
@@ -90,6 +91,7 @@ impl Session {
     }
 
     /// The session of one 2026-07-28 request (over HTTP every request stands alone).
+    #[cfg(feature = "http")]
     pub fn for_request(shared: Arc<Shared>) -> Arc<Session> {
         let session = Self::with(shared, None, None);
         let _ = session.era.set(Era::Stateless);
@@ -128,11 +130,13 @@ impl Session {
     }
 
     /// Sets (or clears) the queue for messages unrelated to a request.
+    #[cfg(feature = "http")]
     pub fn set_standalone(&self, outbound: Option<Outbound>) {
         *self.standalone.lock().expect("standalone lock") = outbound;
     }
 
     /// Whether something is going on: a request running, or a stream open for notifications.
+    #[cfg(feature = "http")]
     pub fn is_busy(&self) -> bool {
         self.is_running() || self.has_standalone()
     }
@@ -142,6 +146,7 @@ impl Session {
         !self.in_flight.lock().expect("in-flight lock").is_empty()
     }
 
+    #[cfg(feature = "http")]
     pub fn has_standalone(&self) -> bool {
         self.standalone.lock().expect("standalone lock").as_ref().is_some_and(|o| !o.is_closed())
     }

@@ -26,6 +26,7 @@ pub(crate) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The request's headers and `_meta` disagree (or a required header is missing).
+#[cfg(feature = "http")]
 pub(crate) const HEADER_MISMATCH: i32 = -32020;
 /// The request needs a client capability the client did not declare.
 pub(crate) const MISSING_CLIENT_CAPABILITY: i32 = -32021;

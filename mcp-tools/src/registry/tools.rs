@@ -88,6 +88,7 @@ pub(crate) struct ToolEntry {
     /// The app view the tool links to (`_meta.ui.resourceUri`), if any.
     pub view: Option<String>,
     /// The arguments a 2026-07-28 HTTP client mirrors in `Mcp-Param-*` headers (`x-mcp-header`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub header_params: Vec<HeaderParam>,
     /// Whether the tool may (must) run as a task.
     pub task: TaskSupport,
@@ -149,6 +150,7 @@ pub(crate) struct HeaderParam {
 
 impl HeaderParam {
     /// The argument's value in `arguments`, if it was sent.
+    #[cfg(feature = "http")]
     pub fn find<'a>(&self, arguments: &'a Map<String, Value>) -> Option<&'a Value> {
         let (first, rest) = self.path.split_first()?;
         rest.iter().try_fold(arguments.get(first)?, |value, key| value.get(key))
