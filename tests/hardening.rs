@@ -133,21 +133,48 @@ async fn a_cancelled_id_reused_is_tracked_as_the_new_request() {
 }
 
 #[tokio::test]
-async fn requests_in_flight_are_bounded_per_connection() {
+async fn requests_beyond_the_connection_limit_wait_for_a_place_in_order_then_are_refused() {
     let probe = Arc::new(Probe::default());
     let client =
-        TestClient::connect(&server_with(probe.clone(), Limits::new().max_in_flight_per_connection(3))).await;
-    for id in 1..=3 {
-        client.send_message(&call(json!(id), "hold", json!({})));
-    }
-    eventually("three calls running", || probe.started.load(Ordering::SeqCst) == 3).await;
-    let refused = client.send_raw(&call(json!(4), "say", json!({"text": "x"}))).await;
+        TestClient::connect(&server_with(probe.clone(), Limits::new().max_in_flight_per_connection(2))).await;
+    let tool = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    let held: Vec<i64> = (0..2).map(|_| client.send_request("tools/call", tool("hold", json!({})))).collect();
+    eventually("two calls running", || probe.started.load(Ordering::SeqCst) == 2).await;
+    // Two more wait for a place: one the client gives up on, one it wants ...
+    let given_up = client.send_request("tools/call", tool("hold", json!({})));
+    let wanted = client.send_request("tools/call", tool("say", json!({"text": "waited"})));
+    // ... and one more is refused.
+    let refused = client.send_raw(&call(json!("extra"), "say", json!({"text": "x"}))).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
-    assert!(refused["error"]["message"].as_str().unwrap().contains("too many requests running"), "{refused}");
-    client.send_message(&cancel(json!(1)));
-    eventually("one call ended", || probe.dropped.load(Ordering::SeqCst) == 1).await;
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("2 running and 2 waiting"), "{refused}");
+    let early = tokio::time::timeout(Duration::from_millis(200), client.answer(wanted)).await;
+    assert!(early.is_err(), "a waiting request runs only when a place frees: {early:?}");
+    // A waiting request can be cancelled: it never runs.
+    client.send_message(&cancel(json!(given_up)));
+    client.send_message(&cancel(json!(held[0])));
+    let answer = client.answer(wanted).await.expect("the waiting call ran");
+    assert_eq!(answer["content"][0]["text"], "waited", "{answer}");
+    assert_eq!(probe.started.load(Ordering::SeqCst), 2, "the cancelled waiting call never started");
+    // Places free again: a new call runs at once.
     let served = client.send_raw(&call(json!(5), "say", json!({"text": "room again"}))).await;
     assert_eq!(served["result"]["content"][0]["text"], "room again", "{served}");
+    client.send_message(&cancel(json!(held[1])));
+    eventually("both held calls ended", || probe.dropped.load(Ordering::SeqCst) == 2).await;
+}
+
+#[tokio::test]
+async fn a_client_that_sends_many_requests_at_once_gets_every_answer() {
+    let client =
+        TestClient::connect(&server_with(Arc::default(), Limits::new().max_in_flight_per_connection(4)))
+            .await;
+    let ids: Vec<i64> = (0..8)
+        .map(|i| client.send_request("tools/call", json!({"name": "nap", "arguments": {"ms": 20 + i}})))
+        .collect();
+    for (i, id) in ids.into_iter().enumerate() {
+        let answer = client.answer(id).await.expect("every request is answered");
+        assert_eq!(answer["structuredContent"]["result"], json!(20 + i), "{answer}");
+    }
 }
 
 #[tokio::test]

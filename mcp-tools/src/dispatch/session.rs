@@ -57,9 +57,8 @@ pub(crate) struct Session {
     client: Arc<dyn ClientLink>,
     /// The server→client requests awaiting an answer (`None`: a stateless session sends none).
     requests: Option<Arc<RequestLink>>,
-    /// Requests running, by id: each with its generation (so a finished request removes its own
-    /// entry, never a newer request's with the same id) and its cancellation.
-    in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    /// Requests running or waiting for a place, by id, and those waiting.
+    in_flight: Mutex<InFlight>,
     next_generation: AtomicU64,
     /// Resource URIs this client subscribed to.
     subscriptions: Mutex<HashSet<String>>,
@@ -116,7 +115,7 @@ impl Session {
             era: OnceLock::new(),
             client,
             requests,
-            in_flight: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(InFlight::default()),
             next_generation: AtomicU64::new(0),
             subscriptions: Mutex::new(HashSet::new()),
             tasks: TaskTracker::new(),
@@ -143,7 +142,7 @@ impl Session {
 
     /// Whether a request is running.
     pub fn is_running(&self) -> bool {
-        !self.in_flight.lock().expect("in-flight lock").is_empty()
+        !self.in_flight.lock().expect("in-flight lock").entries.is_empty()
     }
 
     #[cfg(feature = "http")]
@@ -154,9 +153,13 @@ impl Session {
     /// Ends the session: running calls are cancelled and pending client requests fail.
     pub fn close(&self) {
         self.closed.cancel();
-        for (_, (_, token)) in self.in_flight.lock().expect("in-flight lock").drain() {
+        let mut in_flight = self.in_flight.lock().expect("in-flight lock");
+        // Requests waiting for a place are dropped unanswered, like the running ones.
+        in_flight.waiting.clear();
+        for (_, (_, token)) in in_flight.entries.drain() {
             token.cancel();
         }
+        drop(in_flight);
         if let Some(requests) = &self.requests {
             requests.close();
         }
@@ -323,6 +326,7 @@ impl Session {
                     .in_flight
                     .lock()
                     .expect("in-flight lock")
+                    .entries
                     .remove(&params.request_id)
                     .map(|(_, token)| token);
                 match token {
@@ -863,35 +867,58 @@ impl Session {
 
     /// Runs a request concurrently; its answer goes to `origin` unless the client cancels it. A
     /// panic in it is answered with an internal error; either way its id is free again after.
+    /// A connection runs at most `max_in_flight_per_connection` requests at once; as many more
+    /// wait for a place, in the order they came, and only requests beyond those are refused.
     fn spawn_request<F>(self: &Arc<Self>, id: RequestId, origin: Origin, cancel: CancellationToken, future: F)
     where
         F: Future<Output = Result<Box<RawValue>, ErrorObject>> + Send + 'static,
     {
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
-        let limits = &self.shared.limits;
+        let limit = self.shared.limits.max_in_flight_per_connection;
+        // A request's future (handler, timeout, input retries) takes kilobytes: boxed, the task
+        // moves a pointer instead of copying it on every step of spawning (a third of a call's
+        // instructions before).
+        let future: RequestFuture = Box::pin(future);
         let refused = {
             let mut in_flight = self.in_flight.lock().expect("in-flight lock");
-            if in_flight.contains_key(&id) {
+            if in_flight.entries.contains_key(&id) {
                 Some(ErrorObject::new(
                     INVALID_REQUEST,
                     format!("request id {id} is already in use by a running request"),
                 ))
-            } else if in_flight.len() >= limits.max_in_flight_per_connection {
+            } else if in_flight.running < limit && in_flight.waiting.is_empty() {
+                in_flight.entries.insert(id.clone(), (generation, cancel.clone()));
+                in_flight.running += 1;
+                None
+            } else if in_flight.waiting.len() < limit {
+                in_flight.entries.insert(id.clone(), (generation, cancel.clone()));
+                in_flight.waiting.push_back(Waiting { id, generation, origin, cancel, future });
+                return;
+            } else {
                 Some(ErrorObject::new(
                     INTERNAL_ERROR,
                     format!(
-                        "too many requests running on this connection ({}, the server's limit): retry when some have finished",
-                        limits.max_in_flight_per_connection
+                        "too many requests on this connection ({limit} running and {limit} waiting, the server's limits): retry when some have finished"
                     ),
                 ))
-            } else {
-                in_flight.insert(id.clone(), (generation, cancel.clone()));
-                None
             }
         };
-        if let Some(error) = refused {
-            return Self::reply_error(&origin, Some(&id), error);
+        match refused {
+            Some(error) => Self::reply_error(&origin, Some(&id), error),
+            None => self.start(id, generation, origin, cancel, future),
         }
+    }
+
+    /// Starts a request that has its place among the connection's running ones.
+    fn start(
+        self: &Arc<Self>,
+        id: RequestId,
+        generation: u64,
+        origin: Origin,
+        cancel: CancellationToken,
+        future: RequestFuture,
+    ) {
+        let limits = &self.shared.limits;
         let running = Running { session: self.clone(), id: id.clone(), generation, _permit: None };
         let Ok(permit) = self.shared.in_flight.clone().try_acquire_owned() else {
             drop(running);
@@ -906,10 +933,6 @@ impl Session {
         };
         let mut running = running;
         running._permit = Some(permit);
-        // A request's future (handler, timeout, input retries) takes kilobytes: boxed, the task
-        // moves a pointer instead of copying it on every step of spawning (a third of a call's
-        // instructions before).
-        let future = Box::pin(future);
         let inline = origin.inline.clone().map(|slot| (slot, cancel.clone()));
         let task = async move {
             // Cancellation wins over a result that becomes ready at the same moment (a handler
@@ -961,8 +984,33 @@ impl Session {
     }
 }
 
+/// A request's future, as it waits or runs.
+type RequestFuture = std::pin::Pin<Box<dyn Future<Output = Result<Box<RawValue>, ErrorObject>> + Send>>;
+
+/// A connection's requests: running or waiting for a place.
+#[derive(Default)]
+struct InFlight {
+    /// By id: each with its generation (so a finished request removes its own entry, never a
+    /// newer request's with the same id) and its cancellation.
+    entries: HashMap<RequestId, (u64, CancellationToken)>,
+    /// How many are running.
+    running: usize,
+    /// Those waiting for a place, oldest first.
+    waiting: std::collections::VecDeque<Waiting>,
+}
+
+/// A request accepted while its connection had no place for it: it starts when one frees up.
+struct Waiting {
+    id: RequestId,
+    generation: u64,
+    origin: Origin,
+    cancel: CancellationToken,
+    future: RequestFuture,
+}
+
 /// A running request's entry in the in-flight table, removed when the request ends however it
-/// ends (answered, cancelled, panicked), unless a newer request took the id meanwhile.
+/// ends (answered, cancelled, panicked), unless a newer request took the id meanwhile; its place
+/// goes to the oldest request waiting for one.
 struct Running {
     session: Arc<Session>,
     id: RequestId,
@@ -974,8 +1022,28 @@ struct Running {
 impl Drop for Running {
     fn drop(&mut self) {
         let mut in_flight = self.session.in_flight.lock().expect("in-flight lock");
-        if in_flight.get(&self.id).is_some_and(|(generation, _)| *generation == self.generation) {
-            in_flight.remove(&self.id);
+        let entries = &mut in_flight.entries;
+        if entries.get(&self.id).is_some_and(|(generation, _)| *generation == self.generation) {
+            entries.remove(&self.id);
+        }
+        in_flight.running -= 1;
+        // The oldest waiting request still wanted (not cancelled meanwhile) takes the place.
+        let next = loop {
+            let Some(waiting) = in_flight.waiting.pop_front() else { break None };
+            let wanted = in_flight
+                .entries
+                .get(&waiting.id)
+                .is_some_and(|(generation, _)| *generation == waiting.generation);
+            if wanted {
+                in_flight.running += 1;
+                break Some(waiting);
+            }
+        };
+        drop(in_flight);
+        if let Some(Waiting { id, generation, mut origin, cancel, future }) = next {
+            // Its transport stopped waiting to run it in place: it runs as a task.
+            origin.inline = None;
+            self.session.start(id, generation, origin, cancel, future);
         }
     }
 }

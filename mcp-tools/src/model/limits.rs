@@ -25,8 +25,9 @@ pub struct Limits {
     pub max_message_bytes: usize,
     /// How deeply arrays and objects may nest in a message. Default 64.
     pub max_json_depth: usize,
-    /// Requests one connection (a stdio client, an HTTP session) may have running at once;
-    /// more are refused until some finish. Default 64.
+    /// Requests one connection (a stdio client, an HTTP session) may have running at once. As
+    /// many more wait for a place and start, in the order they came, as running ones finish;
+    /// beyond those, requests are refused until some finish. Default 64.
     pub max_in_flight_per_connection: usize,
     /// Requests the whole server may have running at once. Default 1024.
     pub max_in_flight: usize,
