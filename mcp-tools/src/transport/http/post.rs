@@ -19,7 +19,7 @@ use super::sessions::{HttpSession, HttpState, named_session, principal, unsuppor
 use super::sse::{Hub, call_stream, hub_events, sse_response};
 use super::stateless;
 use super::wire::{
-    Peek, SESSION_HEADER, VERSION_HEADER, accepts, first_message, is_answer_to, plain, rpc_error_response,
+    Peek, SESSION_HEADER, VERSION_HEADER, accepts_all, first_message, is_answer_to, plain, rpc_error_response,
 };
 use crate::context::HttpParts;
 use crate::context::auth::AuthInfo;
@@ -95,7 +95,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
 /// is answered here.
 #[allow(clippy::result_large_err)] // the error is the response itself, returned at once
 async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
-    if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
+    if !accepts_all(headers, &["application/json", "text/event-stream"]) {
         return Err(plain(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: the client must accept both application/json and text/event-stream",

@@ -74,21 +74,38 @@ pub(super) fn plain(status: StatusCode, message: &'static str) -> Response {
 
 /// Whether an `Accept` header admits `wanted` (`type/subtype`), wildcards included.
 pub(super) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
-    let (kind, _) = wanted.split_once('/').unwrap_or((wanted, ""));
-    headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(
-        |item| {
-            let mut parts = item.split(';');
-            let media = parts.next().unwrap_or_default().trim();
-            // (Compared without allocating: this runs for every POST.)
+    accepts_all(headers, &[wanted])
+}
+
+/// Whether an `Accept` header admits every one of `wanted` (at most eight), read once (this runs
+/// for every POST, so nothing is allocated either).
+pub(super) fn accepts_all(headers: &HeaderMap, wanted: &[&str]) -> bool {
+    debug_assert!(wanted.len() <= 8, "a bit per wanted type");
+    let mut missing: u8 = ((1u16 << wanted.len()) - 1) as u8;
+    let items =
+        headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
+    for item in items {
+        let mut parts = item.split(';');
+        let media = parts.next().unwrap_or_default().trim();
+        // `q=0` means "not acceptable" (RFC 9110 §12.4.2).
+        let refused = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .any(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0));
+        if refused {
+            continue;
+        }
+        for (i, wanted) in wanted.iter().enumerate() {
+            let kind = wanted.split_once('/').map_or(*wanted, |(kind, _)| kind);
             let any_subtype = media.strip_suffix("/*").is_some_and(|k| k.eq_ignore_ascii_case(kind));
-            let matches = media.eq_ignore_ascii_case(wanted) || media == "*/*" || any_subtype;
-            // `q=0` means "not acceptable" (RFC 9110 §12.4.2).
-            matches
-                && !parts
-                    .filter_map(|p| p.trim().strip_prefix("q="))
-                    .any(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0))
-        },
-    )
+            if media.eq_ignore_ascii_case(wanted) || media == "*/*" || any_subtype {
+                missing &= !(1 << i);
+            }
+        }
+        if missing == 0 {
+            return true;
+        }
+    }
+    missing == 0
 }
 
 /// The first message a handled message sends back when it is a request (its answer, or what the
@@ -168,5 +185,11 @@ mod tests {
         assert!(accepts(&headers("*/*"), "application/json"));
         assert!(!accepts(&headers("application/json;q=0"), "application/json"));
         assert!(!accepts(&headers("text/html"), "text/event-stream"));
+        let both = ["application/json", "text/event-stream"];
+        assert!(accepts_all(&headers("text/event-stream, application/json"), &both));
+        assert!(accepts_all(&headers("application/*;q=0.5, text/*"), &both));
+        assert!(accepts_all(&headers("application/json;q=0, */*"), &both), "another item admits it");
+        assert!(!accepts_all(&headers("application/json"), &both), "one is missing");
+        assert!(!accepts_all(&headers("application/json, text/event-stream;q=0"), &both));
     }
 }
