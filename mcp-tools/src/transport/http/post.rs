@@ -46,8 +46,10 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
     // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
     let parsed = parse_frame(&body);
     let peek = Peek::of(&parsed);
+    // The other eras' and modes' futures are boxed: held inline, their size would be every
+    // request's, copied at each step of starting it.
     if stateless::is_stateless(&state, &parsed, &parts.headers) {
-        return stateless::post(&state, parts, parsed, peek).await;
+        return Box::pin(stateless::post(&state, parts, parsed, peek)).await;
     }
     if let Some(response) = unsupported_version(&parts.headers) {
         return response;
@@ -71,7 +73,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
         (state.options.resumable, &target.session_id, is_initialize, is_request)
         && let Some(http_session) = state.session(id)
     {
-        return answer_resumable(
+        return Box::pin(answer_resumable(
             &state,
             &target.session,
             http_session,
@@ -80,7 +82,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
             reply,
             http,
             answers,
-        )
+        ))
         .await;
     }
     let slot = InlineSlot::default();
