@@ -392,7 +392,7 @@ impl Session {
             None => self.handshake_front(method, name),
             Some(decoded) => self.stateless_front(method, params, decoded),
         };
-        let (front, progress_token) = match front {
+        let front = match front {
             Ok(front) => front,
             Err(error) => return Self::reply_error(origin, Some(&id), error),
         };
@@ -441,10 +441,7 @@ impl Session {
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
-            Method::ToolsCall => {
-                let known = decoded.as_ref().map(|decoded| (decoded, progress_token));
-                self.call_tool(id, params, known, front, origin)
-            }
+            Method::ToolsCall => self.call_tool(id, params, decoded.as_ref(), front, origin),
             Method::SetLogLevel => match decode_params::<SetLevelParams>(params) {
                 Ok(p) => {
                     front.peer.set_log_level(p.level);
@@ -512,11 +509,7 @@ impl Session {
     }
 
     /// The lifecycle of a 2025-11-25 session: everything but `initialize` and `ping` needs it.
-    fn handshake_front(
-        &self,
-        method: Method,
-        name: &str,
-    ) -> Result<(Front, Option<ProgressToken>), ErrorObject> {
+    fn handshake_front(&self, method: Method, name: &str) -> Result<Front, ErrorObject> {
         let peer = match self.peer.get() {
             Some(peer) => peer.clone(),
             None if method.before_initialize() => Arc::new(Peer::new()),
@@ -527,7 +520,7 @@ impl Session {
                 ));
             }
         };
-        Ok((Front { era: Era::Handshake, peer, round: None }, None))
+        Ok(Front { era: Era::Handshake, peer, round: None, progress_token: None })
     }
 
     /// The envelope of a 2026-07-28 request: its revision and the client's capabilities (the
@@ -537,7 +530,7 @@ impl Session {
         method: Method,
         params: Option<&RawValue>,
         decoded: &StatelessParams<'_>,
-    ) -> Result<(Front, Option<ProgressToken>), ErrorObject> {
+    ) -> Result<Front, ErrorObject> {
         let answers_given = decoded.answers();
         let StatelessClient { peer, progress_token } = self.shared.envelopes.client(decoded.meta)?;
         let round = if method.takes_input() {
@@ -554,7 +547,7 @@ impl Session {
             return Err(tasks::extension_required());
         }
         let _ = self.era.set(Era::Stateless);
-        Ok((Front { era: Era::Stateless, peer, round }, progress_token))
+        Ok(Front { era: Era::Stateless, peer, round, progress_token })
     }
 
     /// A result as `era` shapes it: 2026-07-28 results are marked complete (lists and reads with
@@ -586,7 +579,12 @@ impl Session {
         cache: Option<CacheHint>,
         start: impl FnOnce(Context) -> Result<Answer, ErrorObject>,
     ) {
-        let (ctx, input) = self.context_for(id.clone(), name.into(), progress_token(params), &front, origin);
+        // A stateless request's token was read with its envelope.
+        let progress_token = match front.era {
+            Era::Handshake => progress_token(params),
+            Era::Stateless => front.progress_token.clone(),
+        };
+        let (ctx, input) = self.context_for(id.clone(), name.into(), progress_token, &front, origin);
         let cancel = ctx.cancellation_token();
         // The handler's synchronous part (a runtime closure's) runs here: a panic in it is an
         // internal error like one in its future, not the end of the connection.
@@ -711,7 +709,7 @@ impl Session {
         self: &Arc<Self>,
         id: RequestId,
         params: Option<&RawValue>,
-        decoded: Option<(&StatelessParams<'_>, Option<ProgressToken>)>,
+        decoded: Option<&StatelessParams<'_>>,
         front: Front,
         origin: &Origin,
     ) {
@@ -723,13 +721,11 @@ impl Session {
             );
         };
         let call = match decoded {
-            Some((StatelessParams { name: Some(name), arguments, .. }, progress_token)) => {
-                Ok(CallToolParams {
-                    name: name.clone(),
-                    arguments: *arguments,
-                    meta: Some(RequestMeta { progress_token }),
-                })
-            }
+            Some(StatelessParams { name: Some(name), arguments, .. }) => Ok(CallToolParams {
+                name: name.clone(),
+                arguments: *arguments,
+                meta: Some(RequestMeta { progress_token: front.progress_token.clone() }),
+            }),
             Some(_) => Err("missing field `name`".to_owned()),
             None => serde_json::from_str::<CallToolParams<'_>>(params.get()).map_err(|e| e.to_string()),
         };
@@ -1054,6 +1050,8 @@ struct Front {
     era: Era,
     peer: Arc<Peer>,
     round: Option<Round>,
+    /// A stateless request's progress token, read with its envelope.
+    progress_token: Option<ProgressToken>,
 }
 
 impl Front {

@@ -97,7 +97,7 @@ pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
 /// is answered here.
 #[allow(clippy::result_large_err)] // the error is the response itself, returned at once
 async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
-    if !accepts_all(headers, &["application/json", "text/event-stream"]) {
+    if !accepts_all(headers, ["application/json", "text/event-stream"]) {
         return Err(plain(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: the client must accept both application/json and text/event-stream",

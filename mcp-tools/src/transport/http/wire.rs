@@ -74,14 +74,13 @@ pub(super) fn plain(status: StatusCode, message: &'static str) -> Response {
 
 /// Whether an `Accept` header admits `wanted` (`type/subtype`), wildcards included.
 pub(super) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
-    accepts_all(headers, &[wanted])
+    accepts_all(headers, [wanted])
 }
 
-/// Whether an `Accept` header admits every one of `wanted` (at most eight), read once (this runs
-/// for every POST, so nothing is allocated either).
-pub(super) fn accepts_all(headers: &HeaderMap, wanted: &[&str]) -> bool {
-    debug_assert!(wanted.len() <= 8, "a bit per wanted type");
-    let mut missing: u8 = ((1u16 << wanted.len()) - 1) as u8;
+/// Whether an `Accept` header admits every one of `wanted`, read once (this runs for every
+/// POST, so nothing is allocated either).
+pub(super) fn accepts_all<const N: usize>(headers: &HeaderMap, wanted: [&str; N]) -> bool {
+    let mut admitted = [false; N];
     let items =
         headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
     for item in items {
@@ -94,18 +93,13 @@ pub(super) fn accepts_all(headers: &HeaderMap, wanted: &[&str]) -> bool {
         if refused {
             continue;
         }
-        for (i, wanted) in wanted.iter().enumerate() {
-            let kind = wanted.split_once('/').map_or(*wanted, |(kind, _)| kind);
+        for (admitted, wanted) in admitted.iter_mut().zip(wanted) {
+            let kind = wanted.split_once('/').map_or(wanted, |(kind, _)| kind);
             let any_subtype = media.strip_suffix("/*").is_some_and(|k| k.eq_ignore_ascii_case(kind));
-            if media.eq_ignore_ascii_case(wanted) || media == "*/*" || any_subtype {
-                missing &= !(1 << i);
-            }
-        }
-        if missing == 0 {
-            return true;
+            *admitted |= media.eq_ignore_ascii_case(wanted) || media == "*/*" || any_subtype;
         }
     }
-    missing == 0
+    admitted.iter().all(|a| *a)
 }
 
 /// The first message a handled message sends back when it is a request (its answer, or what the
@@ -186,10 +180,10 @@ mod tests {
         assert!(!accepts(&headers("application/json;q=0"), "application/json"));
         assert!(!accepts(&headers("text/html"), "text/event-stream"));
         let both = ["application/json", "text/event-stream"];
-        assert!(accepts_all(&headers("text/event-stream, application/json"), &both));
-        assert!(accepts_all(&headers("application/*;q=0.5, text/*"), &both));
-        assert!(accepts_all(&headers("application/json;q=0, */*"), &both), "another item admits it");
-        assert!(!accepts_all(&headers("application/json"), &both), "one is missing");
-        assert!(!accepts_all(&headers("application/json, text/event-stream;q=0"), &both));
+        assert!(accepts_all(&headers("text/event-stream, application/json"), both));
+        assert!(accepts_all(&headers("application/*;q=0.5, text/*"), both));
+        assert!(accepts_all(&headers("application/json;q=0, */*"), both), "another item admits it");
+        assert!(!accepts_all(&headers("application/json"), both), "one is missing");
+        assert!(!accepts_all(&headers("application/json, text/event-stream;q=0"), both));
     }
 }
