@@ -603,7 +603,8 @@ impl Session {
         let key = self.shared.state_key;
         let timeout = self.shared.limits.request_timeout;
         let method = name.to_owned();
-        let answer = async move {
+        // Made inside the request's future rather than captured by it (see `call_tool`).
+        let answer = move || async move {
             let Some(limit) = timeout else { return answer.await };
             tokio::time::timeout(limit, answer).await.unwrap_or_else(|_| {
                 tracing::warn!(method, ?limit, "request timed out and was cancelled");
@@ -617,7 +618,7 @@ impl Session {
             })
         };
         self.spawn_request(id, origin.clone(), cancel, async move {
-            match until_input(answer, input.as_deref()).await {
+            match until_input(std::pin::pin!(answer()), input.as_deref()).await {
                 Ok(Ok(result)) => Ok(front.finish(&result, cache)),
                 Ok(Err(error)) => Err(front.finish_error(error)),
                 Err(questions) => Ok(front.input_required(&key, questions)),
@@ -772,7 +773,10 @@ impl Session {
         let has_caller = caller.is_some();
         // A tool's own timeout applies in `call_entry`; the server's to the others.
         let timeout = if entry.timeout.is_none() { self.shared.limits.request_timeout } else { None };
-        let run = async move {
+        // The call's future is made inside the request's, not captured by it: a captured future
+        // would be stored twice (as the capture and where it is awaited), and the request's
+        // future is copied whole into its box.
+        let run = move || async move {
             let Some(limit) = timeout else { return call_entry(&entry, &arguments, ctx).await };
             let name = entry.name.clone();
             let cancel = ctx.cancellation_token();
@@ -784,14 +788,14 @@ impl Session {
                 (Some((tasks, events)), Some(input)) => {
                     // It runs as a call until it first waits for something other than the
                     // client's answer: then it becomes a task.
-                    let mut call: tasks::Call = Box::pin(run);
+                    let mut call: tasks::Call = Box::pin(run());
                     match poll_once(&mut call).await {
                         Some(result) => Ok(result),
                         None if input.has_questions() => Err(input.take_questions()),
-                        None => return tasks.start(call, input, cancel, events).await,
+                        None => return Box::pin(tasks.start(call, input, cancel, events)).await,
                     }
                 }
-                _ => until_input(run, input.as_deref()).await,
+                _ => until_input(std::pin::pin!(run()), input.as_deref()).await,
             };
             match outcome {
                 Err(questions) => Ok(front.input_required(&key, questions)),
@@ -929,7 +933,13 @@ impl Session {
         };
         let mut running = running;
         running._permit = Some(permit);
-        let inline = origin.inline.clone().map(|slot| (slot, cancel.clone()));
+        // A transport that runs the request itself gets it (still tracked for shutdown); if it
+        // drops it unfinished (its client went away), the request is cancelled. The slot stays
+        // locked until the request is in it.
+        let inline = origin.inline.clone();
+        let mut slot = inline.as_deref().map(|slot| slot.lock().expect("inline slot lock"));
+        let slot = slot.as_mut().filter(|slot| slot.is_none());
+        let cancelled_if_dropped = slot.is_some().then(|| cancel.clone().drop_guard());
         let task = async move {
             // Cancellation wins over a result that becomes ready at the same moment (a handler
             // that returns because it saw the cancellation): the answer is suppressed.
@@ -948,6 +958,10 @@ impl Session {
                     Err(ErrorObject::new(INTERNAL_ERROR, "the request failed: its handler panicked (details are in the server's log)"))
                 })),
             };
+            // The request is over: nothing left to cancel if the transport drops it now.
+            if let Some(guard) = cancelled_if_dropped {
+                guard.disarm();
+            }
             // Backpressure: the answer waits for room in the client's queue (a stalled client is
             // disconnected instead).
             let deliver = result.is_some() && origin.reply.ready().await;
@@ -963,20 +977,12 @@ impl Session {
                 None => tracing::debug!(%id, "request cancelled; no answer sent"),
             }
         };
-        // A transport that runs the request itself gets it (still tracked for shutdown); if it
-        // drops it unfinished (its client went away), the request is cancelled.
-        if let Some((slot, cancel)) = inline {
-            let mut slot = slot.lock().expect("inline slot lock");
-            if slot.is_none() {
-                let cancelled_if_dropped = cancel.drop_guard();
-                *slot = Some(Box::pin(self.tasks.track_future(async move {
-                    task.await;
-                    cancelled_if_dropped.disarm();
-                })));
-                return;
-            }
+        // The guard is in the request's own future: a wrapper awaiting it would hold the
+        // request's future twice.
+        match slot {
+            Some(slot) => **slot = Some(Box::pin(self.tasks.track_future(task))),
+            None => drop(self.tasks.spawn(task)),
         }
-        self.tasks.spawn(task);
     }
 }
 
@@ -1090,13 +1096,15 @@ impl Front {
 /// Runs `future` until it completes, or, when `input` is given, until the call asked the client
 /// something it has no answer to (`Err` with the questions: the call is dropped, to run again
 /// from the start once the client answered).
+///
+/// The future is pinned by the caller: taken by value, it would be stored twice in this one's
+/// state (as the argument and where it is awaited).
 async fn until_input<F: Future>(
-    future: F,
+    mut future: std::pin::Pin<&mut F>,
     input: Option<&InputLink>,
 ) -> Result<F::Output, Vec<(String, Value)>> {
     let Some(input) = input else { return Ok(future.await) };
     // Most calls finish without waiting: no race to set up for them.
-    let mut future = std::pin::pin!(future);
     if let Some(output) = poll_once(&mut future).await {
         return Ok(output);
     }

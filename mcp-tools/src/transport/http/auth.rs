@@ -14,6 +14,11 @@ use super::wire::rpc_error_response;
 use crate::auth::authorization::Challenge;
 use crate::protocol::UNAUTHORIZED;
 
+/// Whether the endpoint requires a token.
+pub(super) fn required(state: &HttpState) -> bool {
+    state.options.authorization.is_some()
+}
+
 /// Verifies the request's token when the endpoint requires one, and attaches the identity to
 /// the request; a request that fails is answered here.
 pub(super) async fn authenticate(state: &HttpState, request: &mut Request) -> Result<(), Response> {

@@ -26,6 +26,7 @@ use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
+use futures_util::future::Either;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -167,8 +168,8 @@ impl Server {
             let service =
                 hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
                     request.extensions_mut().insert(ConnectInfo(peer));
-                    let mut app = app.clone();
-                    async move { app.call(request.map(axum::body::Body::new)).await }
+                    // The router's own future, not one awaiting it (which would be larger).
+                    app.clone().call(request.map(axum::body::Body::new))
                 });
             let connection =
                 builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
@@ -209,8 +210,33 @@ fn cors_layer(state: Arc<HttpState>) -> CorsLayer {
         .max_age(std::time::Duration::from_secs(600))
 }
 
-async fn endpoint(State(state): State<Arc<HttpState>>, mut request: Request) -> Response {
+/// Every request to the endpoint. Not an `async fn` (nor is [`route`]): axum boxes the handler's
+/// future for each request, and an `async fn` that awaits another holds its request twice (as
+/// its argument and in the future it awaits); this one is the future of `post` itself, or an
+/// answer ready at once (the authorization check, when there is one, gets a box of its own).
+fn endpoint(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+) -> impl std::future::Future<Output = Response> + Send {
     state.start_sweeper();
+    if let Some(refused) = refused(&state, &request) {
+        return Either::Left(std::future::ready(refused));
+    }
+    if !auth::required(&state) {
+        return Either::Right(Either::Left(route(state, request)));
+    }
+    // With authorization, the caller's token: verified before anything reads the request.
+    Either::Right(Either::Right(Box::pin(async move {
+        let mut request = request;
+        if let Err(response) = auth::authenticate(&state, &mut request).await {
+            return response;
+        }
+        route(state, request).await
+    })))
+}
+
+/// The answer to a request whose `Host` or `Origin` is not allowed, if it is one.
+fn refused(state: &HttpState, request: &Request) -> Option<Response> {
     let headers = request.headers();
     // DNS-rebinding protection: the Host (and a browser's Origin) must be allowed.
     if !state.options.any_host {
@@ -218,7 +244,7 @@ async fn endpoint(State(state): State<Arc<HttpState>>, mut request: Request) -> 
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
         let host = host.or_else(|| request.uri().authority().map(|a| a.as_str())).unwrap_or_default();
         if !state.options.host_allowed(host) {
-            return plain(StatusCode::FORBIDDEN, "Forbidden: this Host is not allowed");
+            return Some(plain(StatusCode::FORBIDDEN, "Forbidden: this Host is not allowed"));
         }
     }
     // A browser page may call the endpoint only from an allowed origin (the CORS layer
@@ -226,26 +252,21 @@ async fn endpoint(State(state): State<Arc<HttpState>>, mut request: Request) -> 
     if let Some(origin) = headers.get(header::ORIGIN)
         && !origin.to_str().is_ok_and(|o| state.options.origin_allowed(o))
     {
-        return plain(StatusCode::FORBIDDEN, "Forbidden: this Origin is not allowed");
+        return Some(plain(StatusCode::FORBIDDEN, "Forbidden: this Origin is not allowed"));
     }
-    // With authorization, the caller's token: verified before anything reads the request.
-    if let Err(response) = auth::authenticate(&state, &mut request).await {
-        return response;
-    }
-    route(state, request).await
+    None
 }
 
-async fn route(state: Arc<HttpState>, request: Request) -> Response {
-    if *request.method() != Method::POST
-        && let Some(response) = sessions::unsupported_version(request.headers())
-    {
-        return response;
+/// A request by its method: a POST's future, or the answer to the others at once.
+fn route(state: Arc<HttpState>, request: Request) -> impl std::future::Future<Output = Response> + Send {
+    if *request.method() == Method::POST {
+        return Either::Left(post::post(state, request));
     }
-    match *request.method() {
-        Method::POST => post::post(state, request).await,
-        Method::GET => sessions::get(state, request),
-        Method::DELETE => sessions::delete(state, &request),
-        _ => {
+    let response = match sessions::unsupported_version(request.headers()) {
+        Some(response) => response,
+        None if *request.method() == Method::GET => sessions::get(state, request),
+        None if *request.method() == Method::DELETE => sessions::delete(state, &request),
+        None => {
             let mut response =
                 plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: use POST, GET or DELETE");
             response
@@ -253,7 +274,8 @@ async fn route(state: Arc<HttpState>, request: Request) -> Response {
                 .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
             response
         }
-    }
+    };
+    Either::Right(std::future::ready(response))
 }
 
 #[cfg(test)]

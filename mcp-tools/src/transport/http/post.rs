@@ -37,60 +37,65 @@ struct Target {
     owner: Option<String>,
 }
 
-pub(super) async fn post(state: Arc<HttpState>, request: Request) -> Response {
+/// A POST's answer. Its future is an `async` block over the request's parts: an `async fn`
+/// keeps each argument twice (as given, and moved into its body), and this future is boxed and
+/// copied for every request.
+pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Output = Response> + Send {
     let (parts, body) = request.into_parts();
-    let body = match read_message(&state, &parts.headers, body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
-    let parsed = parse_frame(&body);
-    let peek = Peek::of(&parsed);
-    // The other eras' and modes' futures are boxed: held inline, their size would be every
-    // request's, copied at each step of starting it.
-    if stateless::is_stateless(&state, &parsed, &parts.headers) {
-        return Box::pin(stateless::post(&state, parts, parsed, peek)).await;
+    async move {
+        let body = match read_message(&state, &parts.headers, body).await {
+            Ok(body) => body,
+            Err(response) => return response,
+        };
+        // Valid JSON but not a valid message (a null id, say): the session says what is wrong.
+        let parsed = parse_frame(&body);
+        let peek = Peek::of(&parsed);
+        // The other eras' and modes' futures are boxed: held inline, their size would be every
+        // request's, copied at each step of starting it.
+        if stateless::is_stateless(&state, &parsed, &parts.headers) {
+            return Box::pin(stateless::post(&state, parts, parsed, peek)).await;
+        }
+        if let Some(response) = unsupported_version(&parts.headers) {
+            return response;
+        }
+        let is_initialize = peek.method.as_deref() == Some("initialize");
+        let target = match find_session(&state, &parts, is_initialize) {
+            Ok(target) => target,
+            Err(response) => return response,
+        };
+        let (reply, answers) = state.server.shared.outbound();
+        let http = Some(Arc::new(HttpParts {
+            headers: parts.headers,
+            peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
+            session_id: target.session_id.clone(),
+            auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
+        }));
+        // Resumable mode: requests (not notifications or responses, which get no stream) of an
+        // existing session get a numbered, replayable stream.
+        let is_request = peek.method.is_some() && peek.id.is_some();
+        if let (Some(_), Some(id), false, true) =
+            (state.options.resumable, &target.session_id, is_initialize, is_request)
+            && let Some(http_session) = state.session(id)
+        {
+            return Box::pin(answer_resumable(
+                &state,
+                &target.session,
+                http_session,
+                parsed,
+                peek.id,
+                reply,
+                http,
+                answers,
+            ))
+            .await;
+        }
+        let slot = InlineSlot::default();
+        let origin = Origin { reply, http, close: None, inline: Some(slot.clone()) };
+        let received = target.session.handle_parsed(parsed, &origin);
+        drop(origin);
+        let call = slot.lock().expect("inline slot lock").take();
+        answer(&state, target, received, call, peek.id, is_initialize, answers).await
     }
-    if let Some(response) = unsupported_version(&parts.headers) {
-        return response;
-    }
-    let is_initialize = peek.method.as_deref() == Some("initialize");
-    let target = match find_session(&state, &parts, is_initialize) {
-        Ok(target) => target,
-        Err(response) => return response,
-    };
-    let (reply, answers) = state.server.shared.outbound();
-    let http = Some(Arc::new(HttpParts {
-        headers: parts.headers,
-        peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
-        session_id: target.session_id.clone(),
-        auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
-    }));
-    // Resumable mode: requests (not notifications or responses, which get no stream) of an
-    // existing session get a numbered, replayable stream.
-    let is_request = peek.method.is_some() && peek.id.is_some();
-    if let (Some(_), Some(id), false, true) =
-        (state.options.resumable, &target.session_id, is_initialize, is_request)
-        && let Some(http_session) = state.session(id)
-    {
-        return Box::pin(answer_resumable(
-            &state,
-            &target.session,
-            http_session,
-            parsed,
-            peek.id,
-            reply,
-            http,
-            answers,
-        ))
-        .await;
-    }
-    let slot = InlineSlot::default();
-    let origin = Origin { reply, http, close: None, inline: Some(slot.clone()) };
-    let received = target.session.handle_parsed(parsed, &origin);
-    drop(origin);
-    let call = slot.lock().expect("inline slot lock").take();
-    answer(&state, target, received, call, peek.id, is_initialize, answers).await
 }
 
 /// Checks the headers and reads the body (bounded) and checks its shape; an unusable message
@@ -189,7 +194,10 @@ fn find_session(state: &HttpState, parts: &Parts, is_initialize: bool) -> Result
 /// The answer to a message handled by its session: 202, 400 with the error, the JSON answer, or
 /// an SSE stream of what the call sends ending with its answer. A successful `initialize`
 /// registers its session and names it in `Mcp-Session-Id`.
-async fn answer(
+///
+/// An `async` block rather than an `async fn`, for the reason given at [`post`].
+#[allow(clippy::manual_async_fn)] // on purpose: see above
+fn answer(
     state: &HttpState,
     target: Target,
     received: Received,
@@ -197,42 +205,44 @@ async fn answer(
     request_id: Option<RequestId>,
     is_initialize: bool,
     mut answers: Queue,
-) -> Response {
-    let first = match first_message(received, &mut answers, &state.shutdown, call).await {
-        Ok(first) => first,
-        Err(response) => return response,
-    };
-    // A call the caller lacks scopes for: the step-up challenge (403), whatever the mode.
-    if is_answer_to(&first, request_id.as_ref())
-        && let Some(response) = step_up(state, &first)
-    {
-        return response;
-    }
-    if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
-        let initialized = target.issued.is_some() && session_initialized(&first);
-        let mut response =
-            (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response();
-        // Only a successful `initialize` makes a session, registered and named in the answer.
-        if let (Some(id), true) = (&target.issued, initialized)
-            && let Ok(value) = HeaderValue::from_str(id)
+) -> impl Future<Output = Response> + Send {
+    async move {
+        let first = match first_message(received, &mut answers, &state.shutdown, call).await {
+            Ok(first) => first,
+            Err(response) => return response,
+        };
+        // A call the caller lacks scopes for: the step-up challenge (403), whatever the mode.
+        if is_answer_to(&first, request_id.as_ref())
+            && let Some(response) = step_up(state, &first)
         {
-            target.session.forward_events();
-            state.insert(
-                id.clone(),
-                Arc::new(HttpSession {
-                    session: target.session.clone(),
-                    last_seen: Mutex::new(Instant::now()),
-                    hub: Hub::new(state.server.shared.limits.max_queued_bytes),
-                    owner: target.owner.clone(),
-                }),
-            );
-            response.headers_mut().insert(SESSION_HEADER, value);
+            return response;
         }
-        return response;
+        if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
+            let initialized = target.issued.is_some() && session_initialized(&first);
+            let mut response =
+                (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response();
+            // Only a successful `initialize` makes a session, registered and named in the answer.
+            if let (Some(id), true) = (&target.issued, initialized)
+                && let Ok(value) = HeaderValue::from_str(id)
+            {
+                target.session.forward_events();
+                state.insert(
+                    id.clone(),
+                    Arc::new(HttpSession {
+                        session: target.session.clone(),
+                        last_seen: Mutex::new(Instant::now()),
+                        hub: Hub::new(state.server.shared.limits.max_queued_bytes),
+                        owner: target.owner.clone(),
+                    }),
+                );
+                response.headers_mut().insert(SESSION_HEADER, value);
+            }
+            return response;
+        }
+        // Messages before the answer (progress, logs, requests to the client): stream them.
+        let stream = call_stream(first, answers, request_id, state.shutdown.clone());
+        sse_response(stream, state.options.keep_alive)
     }
-    // Messages before the answer (progress, logs, requests to the client): stream them.
-    let stream = call_stream(first, answers, request_id, state.shutdown.clone());
-    sse_response(stream, state.options.keep_alive)
 }
 
 /// Resumable mode: the request's messages are numbered and kept in the session's hub, so a
