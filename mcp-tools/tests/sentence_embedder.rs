@@ -54,6 +54,44 @@ fn vectors_are_unit_length_and_independent_of_the_batch() {
     assert!(embedder().embed(&[]).unwrap().is_empty());
 }
 
+/// The embedder's own encoder (fused attention and activation) against candle's reference BERT
+/// on the same weights: texts of different lengths in one batch (so with padding), mean-pooled.
+#[test]
+fn vectors_match_the_reference_bert_implementation() {
+    use candle_core::{DType, Device, Tensor};
+    use candle_transformers::models::bert::{BertModel, Config};
+
+    let texts = [
+        "weather",
+        "What will the weather be like in Paris tomorrow afternoon?",
+        "create_issue: Create an issue in a repository. owner repo title body labels assignees milestone",
+        "Delete a file from the disk, after asking the user to confirm it, unless it is already gone.",
+    ];
+    let ours = embedder().embed(&texts).unwrap();
+    let dir = model_dir();
+    let config: Config =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let device = Device::Cpu;
+    let weights = dir.join("model.safetensors");
+    // SAFETY: the test's model file is not changed while it runs.
+    let vb =
+        unsafe { candle_nn::VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device) }.unwrap();
+    let reference = BertModel::load(vb, &config).unwrap();
+    let mut tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+    // Each text alone, unpadded (the file pads to a fixed length).
+    tokenizer.with_padding(None);
+    for (text, ours) in texts.iter().zip(&ours) {
+        let ids = tokenizer.encode(*text, true).unwrap().get_ids().to_vec();
+        let ids = Tensor::new(ids.as_slice(), &device).unwrap().unsqueeze(0).unwrap();
+        let hidden = reference.forward(&ids, &ids.zeros_like().unwrap(), None).unwrap();
+        let mean = hidden.mean(1).unwrap().squeeze(0).unwrap().to_vec1::<f32>().unwrap();
+        let norm = cosine(&mean, &mean).sqrt();
+        let expected: Vec<f32> = mean.iter().map(|x| x / norm).collect();
+        let similarity = cosine(ours, &expected);
+        assert!(similarity > 0.99999, "{text}: cosine {similarity} with the reference");
+    }
+}
+
 #[test]
 fn close_meanings_are_close() {
     let v = embedder()

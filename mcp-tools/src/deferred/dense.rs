@@ -372,6 +372,7 @@ fn normalized(mut vector: Vec<f32>) -> Result<Arc<[f32]>, EmbedError> {
 
 /// The dot product, summed in 8 lanes so that the compiler can use SIMD (a sum in one
 /// accumulator must keep its order and cannot be vectorised).
+#[inline]
 pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0f32; 8];
     let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));

@@ -38,6 +38,8 @@
 //! `cargo run --release --example bench_search` (results in `bench/`).
 
 mod analyze;
+#[cfg(feature = "embeddings")]
+mod bert;
 mod corpus;
 mod dense;
 mod index;

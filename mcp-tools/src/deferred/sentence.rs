@@ -5,9 +5,10 @@ use std::path::Path;
 
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::Config;
 use tokenizers::{Tokenizer, TruncationParams};
 
+use super::bert::Bert;
 use super::dense::{EmbedError, Embedder, HybridRanker};
 
 /// How a sentence's token vectors become one vector (`1_Pooling/config.json`).
@@ -60,7 +61,7 @@ fn small_products_on_one_thread() {
 ///     .expect("the server builds");
 /// ```
 pub struct SentenceEmbedder {
-    model: BertModel,
+    model: Bert,
     dir: std::path::PathBuf,
     tokenizer: Tokenizer,
     pooling: Pooling,
@@ -136,7 +137,7 @@ impl SentenceEmbedder {
         // model is loaded (candle's documented requirement for `from_mmaped_safetensors`).
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
             .map_err(|e| format!("{}: {e}", weights.display()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| format!("{}: {e}", weights.display()))?;
+        let model = Bert::load(vb, &config).map_err(|e| format!("{}: {e}", weights.display()))?;
         let id = fingerprint(&weights, &tokenizer_path, max_length, pooling)
             .map_err(|e| format!("{}: {e}", weights.display()))?;
         Ok(SentenceEmbedder { model, dir: dir.to_owned(), tokenizer, pooling, device, pad_id, id })
@@ -168,8 +169,7 @@ impl SentenceEmbedder {
         let shape = (encodings.len(), width);
         let ids = Tensor::from_vec(ids, shape, &self.device)?;
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let hidden = self.model.forward(&ids, &mask)?;
         let pooled = match self.pooling {
             Pooling::Mean => {
                 let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
