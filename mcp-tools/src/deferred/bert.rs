@@ -12,7 +12,7 @@
 //! takes about 150 ms instead of 265 (`bench/retrieval.md`).
 
 use candle_core::{CpuStorage, CustomOp1, DType, InplaceOp1, Layout, Module, Result, Shape, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
+use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder, layer_norm};
 use candle_transformers::models::bert::{Config, HiddenAct};
 use rayon::prelude::*;
 
@@ -45,10 +45,6 @@ enum Activation {
     Gelu(GeluWithBias),
     /// Another activation, after the bias.
     Other(HiddenAct, Tensor),
-}
-
-fn layer_norm(size: usize, eps: f64, vb: VarBuilder) -> Result<LayerNorm> {
-    candle_nn::layer_norm(size, eps, vb)
 }
 
 impl Bert {
