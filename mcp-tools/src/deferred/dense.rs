@@ -185,6 +185,9 @@ impl Cached {
                 texts.iter().map(String::as_str).filter(|t| !cache.contains_key(*t)).collect();
             missing.sort_unstable();
             missing.dedup();
+            // Texts of similar lengths in the same chunk: the embedder pads a batch to its
+            // longest text.
+            missing.sort_by_key(|t| t.len());
             for chunk in missing.chunks(EMBED_CHUNK) {
                 if abandoned() {
                     return Err("abandoned: the catalog was replaced or dropped".into());

@@ -39,10 +39,14 @@
 
 mod analyze;
 #[cfg(feature = "embeddings")]
+mod approx;
+#[cfg(feature = "embeddings")]
 mod bert;
 mod corpus;
 mod dense;
 mod index;
+#[cfg(feature = "embeddings")]
+mod int8;
 pub(crate) mod meta;
 mod rank;
 mod rewrite;
