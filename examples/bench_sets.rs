@@ -418,7 +418,8 @@ const NOTES: &str = r#"### How to read this
   stays 0.3.
 * **Not reached**: MRR@10 ≥ 0.60 on mcp-servers (hit@5 ≥ 0.75 is met) and hit@5 ≥ 0.75,
   MRR@10 ≥ 0.60 on github-rest. **Embedding** takes 2.9 to 4.6 ms per tool on the three sets
-  (≤ 5 ms is met on this machine, whose CPU has AVX-512 VNNI; 4.7 to 7.0 ms with f32 products;
+  in the last two runs (≤ 5 ms is met on this machine, whose CPU has AVX-512 VNNI; 4.7 to 7.0 ms
+  with f32 products;
   the served 529-tool catalog's index is ready 2.1 to 2.7 s after the process starts, model
   loading included, against 3.9 to 5.1 s with f32 products).
   What brought it here: candle's AVX-512 matrix kernels and batches formed by token count
