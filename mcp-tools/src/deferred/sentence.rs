@@ -93,8 +93,8 @@ impl SentenceEmbedder {
     }
 
     /// The same model with f32 products everywhere, as it was trained: the vectors candle's
-    /// `BertModel` computes (cosine above 0.99999), at about twice the time per text on a CPU
-    /// with VNNI. The int8 products quantise weights and inputs in groups of 32 values, each with
+    /// `BertModel` computes (cosine above 0.99999), at about 1.5 times the time per text on a
+    /// CPU with VNNI (`bench/retrieval.md`). The int8 products quantise weights and inputs in groups of 32 values, each with
     /// its own scale: their vectors are within a cosine of about 0.999 of these, and give the same
     /// retrieval figures on the sets of `bench/retrieval.md`. The weights are loaded again.
     pub fn exact(self) -> Result<SentenceEmbedder, EmbedError> {
