@@ -102,23 +102,53 @@ impl Int8Linear {
         Int8Linear { bias: Some(bias), gelu: true, ..self }
     }
 
+    /// The number of outputs (columns of the product).
+    pub(super) fn outputs(&self) -> usize {
+        self.outputs
+    }
+
     /// `input` (`rows × inner`, row-major) times the weights, plus the bias.
     fn product(&self, input: &[f32]) -> Vec<f32> {
+        let mut out = vec![0f32; input.len() / self.inner * self.outputs];
+        self.product_into(input, &mut Quantised::default(), &mut out, None);
+        out
+    }
+
+    /// [`product`](Self::product) into `out` (`rows × outputs`, overwritten), plus `residual`
+    /// (the same shape as `out`) if given, added on each tile as it is stored; `quantised`
+    /// holds the quantised input (its buffers are reused from call to call).
+    pub(super) fn product_into(
+        &self,
+        input: &[f32],
+        quantised: &mut Quantised,
+        out: &mut [f32],
+        residual: Option<&[f32]>,
+    ) {
         let rows = input.len() / self.inner;
-        let quantised = Quantised::new(input, self.inner);
-        let mut out = vec![0f32; rows * self.outputs];
-        out.par_chunks_mut(TASK_ROWS * self.outputs).enumerate().for_each(|(task, out)| {
-            let first = task * TASK_ROWS;
+        assert!(
+            input.len() == rows * self.inner && out.len() == rows * self.outputs,
+            "int8-linear: {} inputs and {} outputs for rows of {} and {}",
+            input.len(),
+            out.len(),
+            self.inner,
+            self.outputs
+        );
+        assert!(residual.is_none_or(|r| r.len() == out.len()), "int8-linear: the residual's shape differs");
+        quantised.quantise(input, self.inner);
+        let quantised = &*quantised;
+        let task = TASK_ROWS * self.outputs;
+        out.par_chunks_mut(task).enumerate().for_each(|(n, out)| {
+            let first = n * TASK_ROWS;
+            let residual = residual.map(|r| &r[n * task..][..out.len()]);
             // SAFETY: `Int8Linear` exists only where `supported()`; the slices have the sizes
-            // `tiles` expects (rows of `inner` inputs, `outputs` outputs).
+            // `tiles` expects (rows of `inner` inputs, `outputs` outputs, the residual as `out`).
             #[cfg(target_arch = "x86_64")]
             unsafe {
-                tiles(self, &quantised, first, out)
+                tiles(self, quantised, first, out, residual)
             };
             #[cfg(not(target_arch = "x86_64"))]
-            let _ = (first, &quantised);
+            let _ = (first, quantised, residual);
         });
-        out
     }
 }
 
@@ -164,16 +194,20 @@ fn quantise_group(values: &[f32]) -> (f32, [i8; GROUP]) {
     (scale, out)
 }
 
-/// Input rows quantised per group: each value as `q + 128`, and each group's scale.
-struct Quantised {
+/// Input rows quantised per group: each value as `q + 128`, and each group's scale. Its
+/// buffers are kept from one product to the next.
+#[derive(Default)]
+pub(super) struct Quantised {
     values: Vec<u8>,
     scales: Vec<f32>,
 }
 
 impl Quantised {
-    fn new(input: &[f32], inner: usize) -> Quantised {
-        let mut values = vec![0u8; input.len()];
-        let mut scales = vec![0f32; input.len() / GROUP];
+    /// Quantises `input` (rows of `inner` values) in place of what was held.
+    fn quantise(&mut self, input: &[f32], inner: usize) {
+        let Quantised { values, scales } = self;
+        values.resize(input.len(), 0);
+        scales.resize(input.len() / GROUP, 0.0);
         values
             .par_chunks_mut(TASK_ROWS * inner)
             .zip(scales.par_chunks_mut(TASK_ROWS * inner / GROUP))
@@ -198,7 +232,6 @@ impl Quantised {
                     }
                 }
             });
-        Quantised { values, scales }
     }
 }
 
@@ -234,13 +267,21 @@ unsafe fn quantise_input_group(group: &[f32], out: &mut [u8]) -> f32 {
     max / 127.0
 }
 
-/// The rows `first..` of the product that `out` holds (whole rows of outputs), tile by tile.
+/// The rows `first..` of the product that `out` holds (whole rows of outputs), tile by tile,
+/// plus `residual` (the same rows) if given.
 ///
 /// # Safety
-/// The CPU has AVX-512 F, BW and VNNI; `out` holds at most the rows of `input` from `first`.
+/// The CPU has AVX-512 F, BW and VNNI; `out` holds at most the rows of `input` from `first`,
+/// `residual` as many values as `out`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn tiles(layer: &Int8Linear, input: &Quantised, first: usize, out: &mut [f32]) {
+unsafe fn tiles(
+    layer: &Int8Linear,
+    input: &Quantised,
+    first: usize,
+    out: &mut [f32],
+    residual: Option<&[f32]>,
+) {
     let rows = out.len() / layer.outputs;
     let blocks = layer.outputs / LANES;
     let mut block = 0;
@@ -249,7 +290,7 @@ unsafe fn tiles(layer: &Int8Linear, input: &Quantised, first: usize, out: &mut [
         let mut row = 0;
         while row < rows {
             let count = (rows - row).min(TILE_ROWS);
-            let at = Tile { first: first + row, out_row: row, block };
+            let at = Tile { first: first + row, out_row: row, block, residual };
             // SAFETY: as for `tiles`; the tile lies within `out` and the input.
             unsafe {
                 match (count, vectors) {
@@ -273,25 +314,29 @@ unsafe fn tiles(layer: &Int8Linear, input: &Quantised, first: usize, out: &mut [
     }
 }
 
-/// Where a tile is: its first input row, the same row in `out`, its first block of columns.
-struct Tile {
+/// Where a tile is: its first input row, the same row in `out`, its first block of columns;
+/// and the values to add to `out` (laid out as `out`), if any.
+struct Tile<'a> {
     first: usize,
     out_row: usize,
     block: usize,
+    residual: Option<&'a [f32]>,
 }
 
 /// `R` rows by `V` vectors of 16 columns: per group, the byte products summed in 32-bit
-/// lanes, then corrected, scaled and added to the f32 sums; at the end the bias.
+/// lanes, then corrected, scaled and added to the f32 sums; at the end the bias (and GELU), then
+/// the residual.
 ///
 /// # Safety
 /// The CPU has AVX-512 F, BW and VNNI; rows `at.first..at.first + R` exist in `input`, rows
-/// `at.out_row..+R` in `out`, and blocks `at.block..at.block + V` in the layer.
+/// `at.out_row..+R` in `out` (and in `at.residual`), and blocks `at.block..at.block + V` in the
+/// layer.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn tile<const R: usize, const V: usize>(
     layer: &Int8Linear,
     input: &Quantised,
-    at: &Tile,
+    at: &Tile<'_>,
     out: &mut [f32],
 ) {
     use std::arch::x86_64::*;
@@ -350,9 +395,15 @@ unsafe fn tile<const R: usize, const V: usize>(
             // SAFETY: 16 outputs of the row, within `out`.
             unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(row + column), total) };
         }
+        let stored = &mut out[row + at.block * LANES..][..V * LANES];
         if layer.gelu {
-            for x in &mut out[row + at.block * LANES..][..V * LANES] {
+            for x in stored.iter_mut() {
                 *x = gelu(*x);
+            }
+        }
+        if let Some(residual) = at.residual {
+            for (x, r) in stored.iter_mut().zip(&residual[row + at.block * LANES..][..V * LANES]) {
+                *x += r;
             }
         }
     }
@@ -461,6 +512,16 @@ mod tests {
                 worst_f32 <= 0.02 * norm,
                 "{rows}x{inner}x{outputs}: {worst_f32} off f32 (largest {norm})"
             );
+            // Into a buffer, with a residual added, the quantised input's buffers reused from
+            // the product before (of another shape).
+            let residual = values(rows * outputs, 4);
+            let mut into = vec![f32::NAN; rows * outputs];
+            let mut quantised = Quantised::default();
+            layer.product_into(&values(3 * inner, 5), &mut quantised, &mut into[..3 * outputs], None);
+            layer.product_into(&x, &mut quantised, &mut into, Some(&residual));
+            for ((o, e), r) in into.iter().zip(expected.iter().flatten()).zip(&residual) {
+                assert!((o - (e + r)).abs() <= 1e-4 * norm, "{rows}x{inner}x{outputs}: {o} vs {e} + {r}");
+            }
             // The same with GELU on each tile: gelu(x · Wᵀ + b).
             let fused = Int8Linear::new(&weight, None).unwrap().unwrap().with_bias_and_gelu(b.clone());
             let fused = input.apply_op1_no_bwd(&fused).unwrap().squeeze(0).unwrap().to_vec2::<f32>().unwrap();

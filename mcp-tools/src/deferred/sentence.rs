@@ -8,7 +8,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::Config;
 use tokenizers::{Tokenizer, TruncationParams};
 
-use super::bert::{Bert, Products};
+use super::bert::{Bert, Products, Scratch};
 use super::dense::{EmbedError, Embedder, HybridRanker};
 
 /// How a sentence's token vectors become one vector (`1_Pooling/config.json`).
@@ -181,7 +181,11 @@ impl SentenceEmbedder {
     }
 
     /// One forward pass over encodings of similar lengths: each is padded to the longest.
-    fn batch(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn batch(
+        &self,
+        encodings: &[&tokenizers::Encoding],
+        scratch: &mut Scratch,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0);
         let (mut ids, mut mask) = (Vec::with_capacity(encodings.len() * width), Vec::new());
         for encoding in encodings {
@@ -192,7 +196,7 @@ impl SentenceEmbedder {
         let shape = (encodings.len(), width);
         let ids = Tensor::from_vec(ids, shape, &self.device)?;
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let hidden = self.model.forward(&ids, &mask)?;
+        let hidden = self.model.forward(&ids, &mask, scratch)?;
         let pooled = match self.pooling {
             Pooling::Mean => {
                 let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
@@ -243,9 +247,12 @@ impl Embedder for SentenceEmbedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut out = vec![Vec::new(); texts.len()];
+        // The int8 layers' buffers, kept from batch to batch of this call (not after it: a
+        // server idle after embedding its catalog holds none).
+        let mut scratch = Scratch::default();
         for chunk in order.chunks(BATCH) {
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
-            for (&i, vector) in chunk.iter().zip(self.batch(&batch)?) {
+            for (&i, vector) in chunk.iter().zip(self.batch(&batch, &mut scratch)?) {
                 out[i] = vector;
             }
         }
