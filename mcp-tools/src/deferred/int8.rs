@@ -158,15 +158,21 @@ impl CustomOp1 for Int8Linear {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(data), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
-            candle_core::bail!("int8-linear: a contiguous f32 tensor is expected");
-        };
+        let input = contiguous_f32(storage, layout, "int8-linear")?;
         let mut dims = layout.dims().to_vec();
         if dims.last() != Some(&self.inner) {
             candle_core::bail!("int8-linear: the last dimension must be {}", self.inner);
         }
         *dims.last_mut().expect("checked above") = self.outputs;
-        Ok((CpuStorage::F32(self.product(&data[start..end])), Shape::from(dims)))
+        Ok((CpuStorage::F32(self.product(input)), Shape::from(dims)))
+    }
+}
+
+/// The values of a contiguous f32 tensor's storage, or an error naming `op`.
+pub(super) fn contiguous_f32<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> Result<&'a [f32]> {
+    match (storage, layout.contiguous_offsets()) {
+        (CpuStorage::F32(data), Some((start, end))) => Ok(&data[start..end]),
+        _ => candle_core::bail!("{op}: a contiguous f32 tensor is expected"),
     }
 }
 
