@@ -106,11 +106,8 @@ fn main() -> ExitCode {
     for tool in tools {
         builder = builder.tool(tool);
     }
-    match builder.build() {
-        Ok(server) => server.run_with_args(args),
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::from(2)
-        }
-    }
+    // The builder's `run_with_args` sets up logging before it builds the server: with every
+    // vector cached, the semantic index is ready (and says so in the log) within milliseconds of
+    // the build, before a `Server::run_with_args` would have set logging up.
+    builder.run_with_args(args)
 }
