@@ -417,11 +417,19 @@ const NOTES: &str = r#"### How to read this
   on each set but answers most off-topic requests with padding (12 to 81% silent), so the floor
   stays 0.3.
 * **Not reached**: MRR@10 ≥ 0.60 on mcp-servers (hit@5 ≥ 0.75 is met) and hit@5 ≥ 0.75,
-  MRR@10 ≥ 0.60 on github-rest. **Embedding** takes 2.9 to 4.6 ms per tool on the three sets
-  in the last two runs (≤ 5 ms is met on this machine, whose CPU has AVX-512 VNNI; 4.7 to 7.0 ms
-  with f32 products;
-  the served 529-tool catalog's index is ready 2.1 to 2.7 s after the process starts, model
-  loading included, against 3.9 to 5.1 s with f32 products).
+  MRR@10 ≥ 0.60 on github-rest. **Embedding** takes 3.3 to 5.1 ms per tool on the three sets
+  in this run, 2.9 to 4.6 in the two runs before (≤ 5 ms is met on this machine, whose CPU has
+  AVX-512 VNNI, but for github-rest in this run, when the VM ran slower: f32 products 5.8 to
+  8.3 ms against 4.7 to 7.0 before, with the same f32 code; the served 529-tool catalog's index
+  is ready 1.8 to 2.7 s after the process starts, model loading included, against 3.9 to 5.1 s
+  with f32 products). Since this run every layer runs on buffers kept from batch to batch (the
+  products write into them, bias and residual are added as they finish, the norms run in
+  place): a batch of 32 texts of 40 tokens repeated on one thread took 79–95 instead of
+  132–138 ms with int8 products (170–207 instead of 212–242 with f32), where fresh buffers for
+  every step were given back to the system and faulted in again; in the served index's
+  start-up the gain is within this VM's noise (median of seven alternated first starts 2.30 s
+  against 2.44 s), and in this table's timing (one embedding call per set, on the main thread)
+  not visible.
   What brought it here: candle's AVX-512 matrix kernels and batches formed by token count
   (15–19 → 7–12 ms), then the encoder's own passes between the products (`SentenceEmbedder`
   runs its own BERT layers: query, key and value in one product; the attention of every text

@@ -20,7 +20,8 @@
 //! of 32 texts of 40 tokens, timed back to back in one process: int8 products 79–95 ms against
 //! 132–138 through candle's operations with the same products; f32 products 170–207 against
 //! 212–242 (candle's own `BertModel`, about 1.8 times our f32 figure, the last time it was
-//! measured).
+//! measured). In a served catalog's start-up (one thread embedding batches of varied lengths)
+//! the gain is smaller: within the noise of `bench/retrieval.md`'s machine.
 
 use candle_core::{CpuStorage, CustomOp1, DType, InplaceOp1, Layout, Module, Result, Shape, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder, layer_norm};
