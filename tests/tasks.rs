@@ -181,9 +181,31 @@ async fn a_cancelled_task_stops_and_says_so_and_cancelling_a_finished_one_is_har
     );
 }
 
+/// A store whose saves take a while (a database across a network, say).
+struct Slow(MemoryTaskStore);
+
+impl TaskStore for Slow {
+    fn save(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            self.0.save(task).await
+        })
+    }
+    fn load<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        self.0.load(task_id)
+    }
+}
+
 #[tokio::test]
 async fn questions_asked_by_a_task_are_answered_with_tasks_update_one_by_one() {
-    let client = TestClient::connect_stateless_with(&server(), with_tasks(), |_, _| unreachable!());
+    // Saves that lag: the acknowledgement of an answer must still wait for the task's state
+    // without the answered question.
+    let server = Server::builder()
+        .task_poll_interval(Duration::from_millis(50))
+        .task_store(Slow(MemoryTaskStore::new()))
+        .build()
+        .unwrap();
+    let client = TestClient::connect_stateless_with(&server, with_tasks(), |_, _| unreachable!());
     let created = client.call("ask_twice", json!({})).await.unwrap();
     let task_id = created.json()["taskId"].as_str().expect("a task").to_owned();
     let waiting = wait_for(&client, &task_id, "input_required").await;
@@ -196,14 +218,9 @@ async fn questions_asked_by_a_task_are_answered_with_tasks_update_one_by_one() {
         .request("tasks/update", json!({"taskId": task_id, "inputResponses": {"a": yes, "zzz": yes}}))
         .await;
     assert_eq!(ack.unwrap(), json!({"resultType": "complete"}));
-    let mut still = json!(null);
-    for _ in 0..100 {
-        still = client.request("tasks/get", json!({"taskId": task_id})).await.unwrap();
-        if still["inputRequests"].as_object().is_some_and(|q| q.len() == 1) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Right after the acknowledgement (as the conformance suite asks), not eventually: the
+    // answered question is gone, the other one is still asked.
+    let still = client.request("tasks/get", json!({"taskId": task_id})).await.unwrap();
     assert_eq!(still["status"], "input_required", "{still}");
     assert!(
         still["inputRequests"].get("a").is_none() && still["inputRequests"].get("b").is_some(),

@@ -252,35 +252,48 @@ impl InputLink {
     }
 }
 
+/// A task's question waiting for its answer: its key, the request, and where the answer goes.
+type Question = (String, Value, oneshot::Sender<Value>);
+
 /// The outstanding questions of a task, each waiting for its answer: `tasks/get` shows them,
 /// `tasks/update` answers them.
 #[derive(Default)]
 pub(crate) struct TaskQuestions {
-    outstanding: Mutex<Vec<(String, Value, oneshot::Sender<Value>)>>,
+    /// The questions waiting for an answer, and the version of that list (one more at each
+    /// question asked or answer taken).
+    outstanding: Mutex<(Vec<Question>, u64)>,
     changed: tokio::sync::Notify,
+    /// The last version the task's record was saved with ([`saved`](Self::saved)).
+    saved: std::sync::atomic::AtomicU64,
+    saved_changed: tokio::sync::Notify,
 }
 
 impl TaskQuestions {
     /// Asks `question` under `key`; resolves with the client's answer.
     fn ask(&self, key: String, question: Value) -> oneshot::Receiver<Value> {
         let (tx, rx) = oneshot::channel();
-        self.outstanding.lock().expect("outstanding lock").push((key, question, tx));
+        let mut outstanding = self.outstanding.lock().expect("outstanding lock");
+        outstanding.0.push((key, question, tx));
+        outstanding.1 += 1;
+        drop(outstanding);
         self.changed.notify_one();
         rx
     }
 
-    /// The questions waiting for an answer, by key.
-    pub fn snapshot(&self) -> serde_json::Map<String, Value> {
+    /// The questions waiting for an answer, by key, and the version of that list.
+    pub fn snapshot(&self) -> (serde_json::Map<String, Value>, u64) {
         let outstanding = self.outstanding.lock().expect("outstanding lock");
-        outstanding.iter().map(|(key, question, _)| (key.clone(), question.clone())).collect()
+        let asked = outstanding.0.iter().map(|(key, question, _)| (key.clone(), question.clone())).collect();
+        (asked, outstanding.1)
     }
 
-    /// Delivers the answers to outstanding questions (objects only; other keys are ignored).
-    pub fn answer(&self, answers: &serde_json::Map<String, Value>) {
+    /// Delivers the answers to outstanding questions (objects only; other keys are ignored);
+    /// the version of the list without them, if any was answered.
+    pub fn answer(&self, answers: &serde_json::Map<String, Value>) -> Option<u64> {
         let mut outstanding = self.outstanding.lock().expect("outstanding lock");
-        let before = outstanding.len();
+        let before = outstanding.0.len();
         let mut still = Vec::with_capacity(before);
-        for (key, question, tx) in outstanding.drain(..) {
+        for (key, question, tx) in outstanding.0.drain(..) {
             match answers.get(&key).filter(|a| a.is_object()) {
                 Some(answer) => {
                     let _ = tx.send(answer.clone());
@@ -288,16 +301,41 @@ impl TaskQuestions {
                 None => still.push((key, question, tx)),
             }
         }
-        let changed = still.len() != before;
-        *outstanding = still;
-        if changed {
-            self.changed.notify_one();
+        if still.len() == before {
+            outstanding.0 = still;
+            return None;
         }
+        outstanding.0 = still;
+        outstanding.1 += 1;
+        let version = outstanding.1;
+        drop(outstanding);
+        self.changed.notify_one();
+        Some(version)
     }
 
     /// Resolves when a question was asked or answered.
     pub async fn changed(&self) {
         self.changed.notified().await
+    }
+
+    /// Records that the task's state was saved with the questions of `version` (`u64::MAX`:
+    /// the task ended).
+    pub fn mark_saved(&self, version: u64) {
+        self.saved.fetch_max(version, std::sync::atomic::Ordering::AcqRel);
+        self.saved_changed.notify_waiters();
+    }
+
+    /// Resolves once the task's state was saved with the questions of `version` or later.
+    pub async fn saved(&self, version: u64) {
+        loop {
+            let notified = self.saved_changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.saved.load(std::sync::atomic::Ordering::Acquire) >= version {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 

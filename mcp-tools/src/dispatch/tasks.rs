@@ -57,6 +57,9 @@ pub(crate) struct Tasks {
 /// A call being run as a task.
 pub(crate) type Call = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
 
+/// How long `tasks/update` waits for the task's state to drop the questions it answered.
+const ANSWER_SAVE_WAIT: Duration = Duration::from_secs(5);
+
 impl Tasks {
     pub fn new(store: Arc<dyn TaskStore>, ttl: Option<Duration>, poll_interval: Duration) -> Tasks {
         Tasks { store, ttl, poll_interval, running: Mutex::new(HashMap::new()) }
@@ -105,13 +108,14 @@ impl Tasks {
                 _ = cancel.cancelled() => break None,
                 result = &mut call => break Some(result),
                 _ = questions.changed() => {
-                    let asked = questions.snapshot();
+                    let (asked, version) = questions.snapshot();
                     let status = if asked.is_empty() { TaskStatus::Working } else { TaskStatus::InputRequired };
                     if status != record.status || asked != record.input_requests {
                         record.status = status;
                         record.input_requests = asked;
                         self.save(&mut record, &events).await;
                     }
+                    questions.mark_saved(version);
                 }
             }
         };
@@ -126,6 +130,7 @@ impl Tasks {
         }
         self.running.lock().expect("running lock").remove(&record.task_id);
         self.save(&mut record, &events).await;
+        questions.mark_saved(u64::MAX);
     }
 
     async fn save(&self, record: &mut TaskRecord, events: &broadcast::Sender<ServerEvent>) {
@@ -156,8 +161,17 @@ impl Tasks {
             .and_then(|p| serde_json::from_str::<Update>(p.get()).ok())
             .and_then(|u| u.input_responses)
             .unwrap_or_default();
-        if let Some(running) = self.running.lock().expect("running lock").get(&record.task_id) {
-            running.questions.answer(&answers);
+        let questions =
+            self.running.lock().expect("running lock").get(&record.task_id).map(|r| r.questions.clone());
+        if let Some(questions) = questions
+            && let Some(version) = questions.answer(&answers)
+        {
+            // Acknowledged once the task's state no longer lists the answered questions: a
+            // `tasks/get` right after this answer must not see them (the task's own loop saves
+            // the change; bounded, should the store hang).
+            if tokio::time::timeout(ANSWER_SAVE_WAIT, questions.saved(version)).await.is_err() {
+                tracing::warn!(task = %record.task_id, "the task's answered questions were not saved in time");
+            }
         }
         Ok(acknowledged())
     }
