@@ -92,9 +92,9 @@ impl RowNorm {
     }
 }
 
-/// The buffers of the layers run with int8 products, kept from one layer and one batch to the
-/// next by whoever embeds (a batch's ~20 MB allocated anew at each step were handed back to the
-/// system by the allocator and faulted in again, page by page: a fifth of a batch's time).
+/// The buffers of the layers run on scratch (f32 or int8 products), kept from one layer and one
+/// batch to the next by whoever embeds (a batch's ~20 MB allocated anew at each step were handed
+/// back to the system by the allocator and faulted in again, page by page).
 #[derive(Default)]
 pub(super) struct Scratch {
     qkv: Vec<f32>,

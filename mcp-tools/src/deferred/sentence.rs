@@ -247,7 +247,7 @@ impl Embedder for SentenceEmbedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut out = vec![Vec::new(); texts.len()];
-        // The int8 layers' buffers, kept from batch to batch of this call (not after it: a
+        // The layers' buffers, kept from batch to batch of this call (not after it: a
         // server idle after embedding its catalog holds none).
         let mut scratch = Scratch::default();
         for chunk in order.chunks(BATCH) {
