@@ -12,7 +12,7 @@ use axum::extract::{ConnectInfo, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt as _;
+use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::auth::step_up;
 use super::sessions::{HttpSession, HttpState, named_session, principal, unsupported_version};
@@ -119,12 +119,12 @@ async fn read_message(state: &HttpState, headers: &HeaderMap, body: Body) -> Res
             "Unsupported Media Type: Content-Type must be application/json",
         ));
     }
-    // The timer starts only if the body is not already here (most are, with their headers).
-    let read = tokio::time::timeout(
-        state.options.body_read_timeout,
-        axum::body::to_bytes(body, state.max_body_bytes),
-    )
-    .await;
+    // A timer only if the body is not already here (most are, with their headers).
+    let mut read = std::pin::pin!(axum::body::to_bytes(body, state.max_body_bytes));
+    let read = match read.as_mut().now_or_never() {
+        Some(read) => Ok(read),
+        None => tokio::time::timeout(state.options.body_read_timeout, read).await,
+    };
     let body: Bytes = match read {
         Ok(Ok(body)) => body,
         Ok(Err(e)) => {
@@ -176,7 +176,7 @@ fn find_session(state: &HttpState, parts: &Parts, is_initialize: bool) -> Result
         let session = if is_initialize {
             Session::new(shared.clone(), None)
         } else {
-            let version = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+            let version = headers.get(&VERSION_HEADER).and_then(|v| v.to_str().ok());
             Session::new_stateless(shared.clone(), version)
         };
         return Ok(Target { session, session_id: None, issued: None, owner });
@@ -211,13 +211,12 @@ fn answer(
             Ok(first) => first,
             Err(response) => return response,
         };
+        let is_answer = is_answer_to(&first, request_id.as_ref());
         // A call the caller lacks scopes for: the step-up challenge (403), whatever the mode.
-        if is_answer_to(&first, request_id.as_ref())
-            && let Some(response) = step_up(state, &first)
-        {
+        if is_answer && let Some(response) = step_up(state, &first) {
             return response;
         }
-        if is_answer_to(&first, request_id.as_ref()) && (is_initialize || !state.options.always_sse) {
+        if is_answer && (is_initialize || !state.options.always_sse) {
             let initialized = target.issued.is_some() && session_initialized(&first);
             let mut response =
                 (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], first).into_response();
@@ -235,7 +234,7 @@ fn answer(
                         owner: target.owner.clone(),
                     }),
                 );
-                response.headers_mut().insert(SESSION_HEADER, value);
+                response.headers_mut().insert(SESSION_HEADER.clone(), value);
             }
             return response;
         }

@@ -118,7 +118,7 @@ impl HttpState {
 }
 
 fn session_id_of(headers: &HeaderMap) -> Option<String> {
-    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    headers.get(&SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
 /// The session a request names: 400 when it names none, 404 when it is unknown, ended, or
@@ -151,7 +151,7 @@ pub(super) fn principal(extensions: &http::Extensions) -> Option<String> {
 /// A 2025-11-25 request whose `MCP-Protocol-Version` header names a revision this server does
 /// not speak: 400.
 pub(super) fn unsupported_version(headers: &HeaderMap) -> Option<Response> {
-    let version = headers.get(VERSION_HEADER)?;
+    let version = headers.get(&VERSION_HEADER)?;
     if version.to_str().is_ok_and(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(&v)) {
         return None;
     }

@@ -59,7 +59,7 @@ pub(super) fn is_stateless(
         return era == Era::Stateless;
     }
     let header_says = headers
-        .get(VERSION_HEADER)
+        .get(&VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| STATELESS_VERSIONS.contains(&v) || (Era::of(v) == Era::Stateless && v.len() == 10));
     if header_says {
@@ -108,7 +108,7 @@ fn check_headers(
     let params: Params<'_> = params.and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default();
     let Some(meta) = &params.meta else { return Ok(()) };
     let (Some(version), Some(_)) = (&meta.protocol_version, &meta.client_capabilities) else { return Ok(()) };
-    match header_value(headers, VERSION_HEADER)? {
+    match header_value(headers, VERSION_HEADER.as_str())? {
         None => return Err("the MCP-Protocol-Version header is required".into()),
         Some(header) if header != *version => {
             return Err(format!(

@@ -2,7 +2,7 @@
 //! `Accept` check, and the peek at a message's method and id.
 
 use crate::context::peer::Queue;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use serde::Deserialize;
@@ -14,8 +14,9 @@ use crate::dispatch::{InlineCall, Received};
 use crate::protocol::jsonrpc::{ErrorObject, RawMessage, encode_error};
 use crate::protocol::{INVALID_REQUEST, RequestId};
 
-pub(super) const SESSION_HEADER: &str = "mcp-session-id";
-pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
+// Parsed names (a `&str` is parsed and checked at every lookup).
+pub(super) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// What the transport keeps of a message the session handles: its method and id.
 #[derive(Default)]
