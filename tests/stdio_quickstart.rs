@@ -292,14 +292,7 @@ fn auth_options_are_checked_before_serving() {
 
 #[test]
 fn http_prints_its_url_and_help_survives_a_closed_pipe() {
-    use std::io::BufRead as _;
-    let mut child = std::process::Command::new(example_binary("quickstart"))
-        .args(["--http", "0"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let (mut child, line) = serve_http("quickstart");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
@@ -319,4 +312,109 @@ fn http_prints_its_url_and_help_survives_a_closed_pipe() {
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
+}
+
+/// The example served over HTTP on a free port, and the first line it prints (its URL).
+fn serve_http(example: &str) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(example_binary(example))
+        .args(["--http", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    (child, line)
+}
+
+/// One HTTP/1.1 exchange on a fresh connection: the status line and headers (lower-cased
+/// names), and a reader left at the start of the body.
+fn http_post(
+    port: u16,
+    session: Option<&str>,
+    body: &Value,
+) -> (String, Vec<(String, String)>, std::io::BufReader<std::net::TcpStream>) {
+    use std::io::{BufRead as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body = body.to_string();
+    let session = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let Some((name, value)) = line.trim_end().split_once(':') else { break };
+        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    (status, headers, reader)
+}
+
+#[test]
+fn sigterm_over_http_lets_the_running_call_finish_then_exits() {
+    use std::io::{BufRead as _, Read as _};
+    let (mut child, line) = serve_http("everything");
+    let port: u16 = line
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, headers, mut reader) = http_post(port, None, &initialize);
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let mut answer = String::new();
+    reader.read_to_string(&mut answer).unwrap();
+    assert!(answer.contains("\"protocolVersion\""), "{answer}");
+    let session = headers.iter().find(|(n, _)| n == "mcp-session-id").map(|(_, v)| v.clone()).unwrap();
+    let (status, _, _) =
+        http_post(port, Some(&session), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert!(status.starts_with("HTTP/1.1 202"), "{status}");
+
+    // The call streams its logs before its answer; once the first one is here, the signal.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "test_tool_with_logging", "arguments": {}}});
+    let (status, headers, mut stream) = http_post(port, Some(&session), &call);
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(
+        headers.iter().any(|(n, v)| n == "content-type" && v.starts_with("text/event-stream")),
+        "{headers:?}"
+    );
+    let mut received = String::new();
+    while !received.contains("Tool execution started") {
+        let mut line = String::new();
+        assert!(stream.read_line(&mut line).unwrap() > 0, "the stream ended early: {received}");
+        received.push_str(&line);
+    }
+    let kill = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    // The running call (about 100 ms more) still completes on its stream, which then ends.
+    stream.read_to_string(&mut received).unwrap();
+    assert!(received.contains("Tool execution completed"), "{received}");
+    assert!(received.contains("Tool with logging executed successfully"), "{received}");
+    // And the server exits, successfully, without being killed.
+    let started = std::time::Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            panic!("the server did not exit within 10 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(0));
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "still accepting after shutdown");
 }
