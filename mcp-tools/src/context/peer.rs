@@ -155,6 +155,12 @@ impl Outbound {
             if room.stalled.is_cancelled() || self.tx.is_closed() {
                 return false;
             }
+            // Room now: no wait registered (the queue is the connection's, shared by its
+            // requests). Otherwise the wait is registered before looking again, so that room
+            // freed in between is not missed.
+            if room.queued.load(Ordering::Acquire) < room.limit {
+                return true;
+            }
             let freed = room.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
@@ -186,7 +192,7 @@ impl Outbound {
         }
     }
 
-    #[cfg(feature = "http")]
+    /// Whether the other end stopped reading (what [`closed`](Self::closed) waits for).
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed() || self.room.stalled.is_cancelled()
     }

@@ -941,22 +941,20 @@ impl Session {
         let slot = slot.as_mut().filter(|slot| slot.is_none());
         let cancelled_if_dropped = slot.is_some().then(|| cancel.clone().drop_guard());
         let task = async move {
-            // Cancellation wins over a result that becomes ready at the same moment (a handler
-            // that returns because it saw the cancellation): the answer is suppressed.
-            let result = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => None,
-                // The client went away (its HTTP connection closed, its stdio ended, or it
-                // stopped reading): nobody waits for the answer any more.
-                _ = origin.reply.closed() => {
+            let result = match run_unless_cancelled(future, &cancel, &origin.reply).await {
+                Outcome::Done(result) => Some(result.unwrap_or_else(|panic| {
+                    tracing::error!(%id, panic = %panic_message(&*panic), "a request's handler panicked");
+                    Err(ErrorObject::new(
+                        INTERNAL_ERROR,
+                        "the request failed: its handler panicked (details are in the server's log)",
+                    ))
+                })),
+                Outcome::Cancelled => None,
+                Outcome::ClientGone => {
                     tracing::debug!(%id, "the client disconnected: cancelling its request");
                     cancel.cancel();
                     None
                 }
-                result = AssertUnwindSafe(future).catch_unwind() => Some(result.unwrap_or_else(|panic| {
-                    tracing::error!(%id, panic = %panic_message(&*panic), "a request's handler panicked");
-                    Err(ErrorObject::new(INTERNAL_ERROR, "the request failed: its handler panicked (details are in the server's log)"))
-                })),
             };
             // The request is over: nothing left to cancel if the transport drops it now.
             if let Some(guard) = cancelled_if_dropped {
@@ -988,6 +986,52 @@ impl Session {
 
 /// A request's future, as it waits or runs.
 type RequestFuture = std::pin::Pin<Box<dyn Future<Output = Result<Box<RawValue>, ErrorObject>> + Send>>;
+
+/// How a request's run ended.
+enum Outcome {
+    /// Its handler returned (or panicked).
+    Done(std::thread::Result<Result<Box<RawValue>, ErrorObject>>),
+    /// It was cancelled (by the client, a timeout or the shutdown).
+    Cancelled,
+    /// The client went away (its HTTP connection closed, its stdio ended, or it stopped
+    /// reading): nobody waits for the answer any more.
+    ClientGone,
+}
+
+/// Runs `future` until it returns, `cancel` fires, or `reply`'s client goes away. Cancellation
+/// wins over a result that becomes ready at the same moment (a handler that returns because it
+/// saw the cancellation). The waits for the cancellation and the client are registered only once
+/// the handler is pending, so a request that finishes in its first poll (most do) registers
+/// nothing on its connection's queue, which the connection's other requests share.
+async fn run_unless_cancelled(
+    future: RequestFuture,
+    cancel: &CancellationToken,
+    reply: &Outbound,
+) -> Outcome {
+    use std::task::Poll;
+    let mut handler = std::pin::pin!(AssertUnwindSafe(future).catch_unwind());
+    let mut cancelled = std::pin::pin!(cancel.cancelled());
+    let mut gone = std::pin::pin!(reply.closed());
+    std::future::poll_fn(|cx| {
+        if cancel.is_cancelled() {
+            return Poll::Ready(Outcome::Cancelled);
+        }
+        if reply.is_closed() {
+            return Poll::Ready(Outcome::ClientGone);
+        }
+        if let Poll::Ready(result) = handler.as_mut().poll(cx) {
+            return Poll::Ready(Outcome::Done(result));
+        }
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Outcome::Cancelled);
+        }
+        if gone.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Outcome::ClientGone);
+        }
+        Poll::Pending
+    })
+    .await
+}
 
 /// A connection's requests: running or waiting for a place.
 #[derive(Default)]
