@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -88,9 +88,20 @@ struct Room {
     freed: Notify,
     /// The client did not read within the write timeout: the queue is closed for good.
     stalled: CancellationToken,
+    /// The same, read without locking the token (a connection's requests all read it).
+    is_stalled: AtomicBool,
 }
 
 impl Room {
+    fn stall(&self) {
+        self.is_stalled.store(true, Ordering::Release);
+        self.stalled.cancel();
+    }
+
+    fn stalled(&self) -> bool {
+        self.is_stalled.load(Ordering::Acquire)
+    }
+
     fn release(&self, bytes: usize) {
         let before = self.queued.fetch_sub(bytes, Ordering::AcqRel);
         if before >= self.limit && before - bytes < self.limit {
@@ -116,6 +127,7 @@ impl Outbound {
             wait,
             freed: Notify::new(),
             stalled: CancellationToken::new(),
+            is_stalled: AtomicBool::new(false),
         });
         (Outbound { tx, room: room.clone() }, Queue { rx, room })
     }
@@ -124,7 +136,7 @@ impl Outbound {
     /// async senders await [`ready`](Self::ready) first, so the queue exceeds its limit by at
     /// most the messages in flight. A closed or stalled queue drops it.
     pub fn send(&self, message: Vec<u8>) {
-        if self.room.stalled.is_cancelled() {
+        if self.room.stalled() {
             return;
         }
         let bytes = message.len();
@@ -152,7 +164,7 @@ impl Outbound {
         let room = &self.room;
         let deadline = tokio::time::Instant::now() + room.wait;
         loop {
-            if room.stalled.is_cancelled() || self.tx.is_closed() {
+            if room.stalled() || self.tx.is_closed() {
                 return false;
             }
             // Room now: no wait registered (the queue is the connection's, shared by its
@@ -177,7 +189,7 @@ impl Outbound {
                         "the client has not read its messages for {:?}: disconnecting it",
                         room.wait
                     );
-                    room.stalled.cancel();
+                    room.stall();
                     return false;
                 }
             }
@@ -194,7 +206,7 @@ impl Outbound {
 
     /// Whether the other end stopped reading (what [`closed`](Self::closed) waits for).
     pub fn is_closed(&self) -> bool {
-        self.tx.is_closed() || self.room.stalled.is_cancelled()
+        self.tx.is_closed() || self.room.stalled()
     }
 }
 
@@ -202,10 +214,14 @@ impl Queue {
     /// The next message; `None` once every sender is gone or the client stalled (then what is
     /// still queued is dropped with the connection).
     pub async fn recv(&mut self) -> Option<Vec<u8>> {
+        if self.room.stalled() {
+            return None;
+        }
+        // A queued message is taken without registering a wait for the stall.
         let message = tokio::select! {
             biased;
-            _ = self.room.stalled.cancelled() => return None,
             message = self.rx.recv() => message?,
+            _ = self.room.stalled.cancelled() => return None,
         };
         self.room.release(message.len());
         Some(message)
@@ -213,7 +229,7 @@ impl Queue {
 
     /// The next message if one is queued now.
     pub fn try_recv(&mut self) -> Option<Vec<u8>> {
-        if self.room.stalled.is_cancelled() {
+        if self.room.stalled() {
             return None;
         }
         let message = self.rx.try_recv().ok()?;

@@ -1000,18 +1000,19 @@ enum Outcome {
 
 /// Runs `future` until it returns, `cancel` fires, or `reply`'s client goes away. Cancellation
 /// wins over a result that becomes ready at the same moment (a handler that returns because it
-/// saw the cancellation). The waits for the cancellation and the client are registered only once
-/// the handler is pending, so a request that finishes in its first poll (most do) registers
-/// nothing on its connection's queue, which the connection's other requests share.
+/// saw the cancellation). The waits for the cancellation and the client are made (boxed) and
+/// registered only once the handler is pending: a request that finishes in its first poll (most
+/// do) registers nothing on its connection's queue, which the connection's other requests
+/// share, and its future, copied as it is spawned, does not hold them.
 async fn run_unless_cancelled(
     future: RequestFuture,
     cancel: &CancellationToken,
     reply: &Outbound,
 ) -> Outcome {
     use std::task::Poll;
+    type Waits<'a> = std::pin::Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
     let mut handler = std::pin::pin!(AssertUnwindSafe(future).catch_unwind());
-    let mut cancelled = std::pin::pin!(cancel.cancelled());
-    let mut gone = std::pin::pin!(reply.closed());
+    let mut waits: Option<Waits<'_>> = None;
     std::future::poll_fn(|cx| {
         if cancel.is_cancelled() {
             return Poll::Ready(Outcome::Cancelled);
@@ -1022,13 +1023,16 @@ async fn run_unless_cancelled(
         if let Poll::Ready(result) = handler.as_mut().poll(cx) {
             return Poll::Ready(Outcome::Done(result));
         }
-        if cancelled.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Outcome::Cancelled);
-        }
-        if gone.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Outcome::ClientGone);
-        }
-        Poll::Pending
+        let waits = waits.get_or_insert_with(|| {
+            Box::pin(async move {
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => Outcome::Cancelled,
+                    _ = reply.closed() => Outcome::ClientGone,
+                }
+            })
+        });
+        waits.as_mut().poll(cx)
     })
     .await
 }
