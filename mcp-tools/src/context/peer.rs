@@ -160,19 +160,36 @@ impl Outbound {
     /// Waits until the queue has room. A client that makes none within the write timeout is
     /// stalled: the queue closes (the transport disconnects it) and this returns false, as it
     /// does for a closed queue.
+    ///
+    /// Most calls find room at once and register nothing (the queue is the connection's,
+    /// shared by its requests); only the wait of a full queue, rare, is boxed, so that the
+    /// futures awaiting this stay small (a request's future is copied as it is spawned).
     pub async fn ready(&self) -> bool {
+        match self.ready_now() {
+            Some(ready) => ready,
+            None => Box::pin(self.wait_for_room()).await,
+        }
+    }
+
+    /// `Some` when [`ready`](Self::ready) need not wait: false for a closed or stalled queue,
+    /// true when there is room.
+    fn ready_now(&self) -> Option<bool> {
+        if self.room.stalled() || self.tx.is_closed() {
+            return Some(false);
+        }
+        (self.room.queued.load(Ordering::Acquire) < self.room.limit).then_some(true)
+    }
+
+    /// [`ready`](Self::ready)'s wait for room.
+    async fn wait_for_room(&self) -> bool {
         let room = &self.room;
         let deadline = tokio::time::Instant::now() + room.wait;
         loop {
-            if room.stalled() || self.tx.is_closed() {
-                return false;
+            if let Some(ready) = self.ready_now() {
+                return ready;
             }
-            // Room now: no wait registered (the queue is the connection's, shared by its
-            // requests). Otherwise the wait is registered before looking again, so that room
-            // freed in between is not missed.
-            if room.queued.load(Ordering::Acquire) < room.limit {
-                return true;
-            }
+            // The wait is registered before looking again, so that room freed in between is
+            // not missed.
             let freed = room.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
