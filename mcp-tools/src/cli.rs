@@ -82,6 +82,11 @@ impl ServerBuilder {
 impl Server {
     /// Runs the ready-made command line (see [`run_cli`](Self::run_cli)) on this process's
     /// arguments, on a new Tokio runtime; logs go to stderr (filter with `RUST_LOG`).
+    ///
+    /// Logging is set up here, unless a `tracing` subscriber is set already: what the server
+    /// logs between [`ServerBuilder::build`] and this call (the semantic search index, built in
+    /// the background from `build` on, may be ready by then) is not shown. [`ServerBuilder::run`]
+    /// sets logging up before it builds.
     pub fn run(self) -> ExitCode {
         self.run_with_args(std::env::args().skip(1))
     }

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The path of an example binary built by `cargo test` (examples are built with the tests).
+/// `cargo test --test NAME` alone does not build examples: after changing the runtime, build
+/// them first (`cargo build --examples`), or the test runs the old binaries.
 pub fn example_binary(name: &str) -> PathBuf {
     // target/debug/deps/<test-binary> → target/debug/examples/<name>
     let mut path = std::env::current_exe().expect("test binary path");
