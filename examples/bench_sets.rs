@@ -408,6 +408,14 @@ struct Outside {
     weights: Option<Vec<(f32, f32)>>,
 }
 
+impl Outside {
+    /// Whether vectors come from or go to outside (then the model rankers use no cache file,
+    /// and their embedding cost is not timed).
+    fn active(&self) -> bool {
+        self.record.is_some() || self.vectors.is_some()
+    }
+}
+
 /// `0.2:0.35,0.15:0.3` → `[(0.2, 0.35), (0.15, 0.3)]`.
 fn parse_weights(list: &str) -> Result<Vec<(f32, f32)>, String> {
     list.split(',')
@@ -634,7 +642,14 @@ mod models {
         if exact { model.and_then(SentenceEmbedder::exact) } else { model }.map_err(|e| e.to_string())
     }
 
-    fn memo(dir: &Path, tokens: usize, exact: bool, outside: &Outside) -> Result<Arc<Memo>, String> {
+    /// The model's memo; `given` holds the `--vectors` file's vectors, read once for all memos.
+    fn memo(
+        dir: &Path,
+        tokens: usize,
+        exact: bool,
+        outside: &Outside,
+        given: Option<&Arc<HashMap<String, Vec<f32>>>>,
+    ) -> Result<Arc<Memo>, String> {
         let record = match &outside.record {
             Some(path) => Some(Mutex::new(
                 std::fs::OpenOptions::new()
@@ -645,10 +660,7 @@ mod models {
             )),
             None => None,
         };
-        let given = match &outside.vectors {
-            Some(path) => Some(Arc::new(read_vectors(path)?)),
-            None => None,
-        };
+        let given = given.cloned();
         Ok(Arc::new(Memo { model: model(dir, tokens, exact)?, vectors: Mutex::default(), record, given }))
     }
 
@@ -729,7 +741,7 @@ mod models {
         let name = named.file_stem().map_or("model".into(), |n| n.to_string_lossy().into_owned());
         let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
         let int8 = if model(dir, cut, false)?.is_int8() { "int8" } else { "f32 (no AVX-512 VNNI)" };
-        if outside.record.is_some() || outside.vectors.is_some() {
+        if outside.active() {
             return Ok((rankers(dir, &name, outside)?, Vec::new()));
         }
         let mut timing_rows = timing(
@@ -759,9 +771,10 @@ mod models {
     /// The rankers by meaning of the table.
     fn rankers(dir: &Path, name: &str, outside: &Outside) -> Result<Vec<Entry>, String> {
         let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
-        let long = memo(dir, 256, false, outside)?;
-        let short = memo(dir, cut, false, outside)?;
-        let exact = memo(dir, cut, true, outside)?;
+        let given = outside.vectors.as_deref().map(read_vectors).transpose()?.map(Arc::new);
+        let long = memo(dir, 256, false, outside, given.as_ref())?;
+        let short = memo(dir, cut, false, outside, given.as_ref())?;
+        let exact = memo(dir, cut, true, outside, given.as_ref())?;
         let kept_values = |mut r: HybridRanker| {
             r.drop_values = false;
             r

@@ -301,11 +301,11 @@ impl TaskQuestions {
                 None => still.push((key, question, tx)),
             }
         }
-        if still.len() == before {
-            outstanding.0 = still;
+        let answered = still.len() != before;
+        outstanding.0 = still;
+        if !answered {
             return None;
         }
-        outstanding.0 = still;
         outstanding.1 += 1;
         let version = outstanding.1;
         drop(outstanding);
