@@ -422,6 +422,63 @@ async fn raw_post(addr: std::net::SocketAddr, body: &str, headers: &str) -> Stri
     response
 }
 
+/// One raw HTTP/1.1 request (`line`: method and path; `headers`: each ending in CRLF) with
+/// `body`; the whole response, lowercase.
+async fn raw_request(addr: std::net::SocketAddr, line: &str, headers: &str, body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "{line} HTTP/1.1\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    response.to_ascii_lowercase()
+}
+
+/// `serve_http_on` hands plain clients' requests to the endpoint without the router: browsers'
+/// requests, preflights and other paths must still be answered as the router answers them.
+#[tokio::test]
+async fn served_http_answers_browsers_preflights_and_other_paths_as_the_router_does() {
+    let (addr, stop, serving) = serve_until_stopped(Server::builder().build().unwrap()).await;
+    let host = format!("Host: 127.0.0.1:{}\r\n", addr.port());
+    let json = format!("Accept: {ACCEPT_BOTH}\r\nContent-Type: application/json\r\n");
+    let initialize = initialize_body().to_string();
+    let page = "Origin: http://localhost:5173\r\n";
+    let asks = "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type\r\n";
+
+    // A page on a loopback origin: its preflight and its POST get CORS headers.
+    let preflight = raw_request(addr, "OPTIONS /mcp", &format!("{host}{page}{asks}"), "").await;
+    assert!(preflight.starts_with("http/1.1 200"), "{preflight}");
+    assert!(preflight.contains("access-control-allow-origin: http://localhost:5173"), "{preflight}");
+    assert!(preflight.contains("access-control-allow-headers:"), "{preflight}");
+    let from_page = raw_request(addr, "POST /mcp", &format!("{host}{page}{json}"), &initialize).await;
+    assert!(from_page.starts_with("http/1.1 200"), "{from_page}");
+    assert!(from_page.contains("access-control-allow-origin: http://localhost:5173"), "{from_page}");
+    assert!(from_page.contains("access-control-expose-headers: mcp-session-id"), "{from_page}");
+    // A page of another origin is refused; a client without an Origin gets no CORS headers.
+    let evil = "Origin: http://evil.example\r\n";
+    let foreign = raw_request(addr, "POST /mcp", &format!("{host}{evil}{json}"), &initialize).await;
+    assert!(foreign.starts_with("http/1.1 403"), "{foreign}");
+    let plain = raw_request(addr, "POST /mcp", &format!("{host}{json}"), &initialize).await;
+    assert!(plain.starts_with("http/1.1 200"), "{plain}");
+    assert!(!plain.contains("access-control-"), "{plain}");
+    // The endpoint's checks hold on the direct path: a foreign Host, a wrong method.
+    let attacker = format!("Host: attacker.example\r\n{json}");
+    let rebinding = raw_request(addr, "POST /mcp", &attacker, &initialize).await;
+    assert!(rebinding.starts_with("http/1.1 403"), "{rebinding}");
+    let put = raw_request(addr, "PUT /mcp", &host, "").await;
+    assert!(put.starts_with("http/1.1 405"), "{put}");
+    // Other paths are the router's: not found (a path differing only by a trailing slash too).
+    for line in ["POST /other", "POST /mcp/"] {
+        let other = raw_request(addr, line, &format!("{host}{json}"), &initialize).await;
+        assert!(other.starts_with("http/1.1 404"), "{line}: {other}");
+    }
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stops").unwrap().unwrap();
+}
+
 #[tokio::test]
 async fn a_call_running_when_the_server_shuts_down_is_answered() {
     let (addr, stop, serving) = serve_until_stopped(Server::builder().build().unwrap()).await;

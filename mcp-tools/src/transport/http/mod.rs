@@ -26,6 +26,7 @@ use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
+use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -63,11 +64,7 @@ impl Server {
     ///
     /// If [`HttpOptions::path`] is not a plain path (see there).
     pub fn http_router(&self, options: HttpOptions) -> Router {
-        self.http_router_with_shutdown(options, CancellationToken::new())
-    }
-
-    fn http_router_with_shutdown(&self, options: HttpOptions, shutdown: CancellationToken) -> Router {
-        router(self.http_state(options, shutdown))
+        router(self.http_state(options, CancellationToken::new()))
     }
 
     fn http_state(&self, options: HttpOptions, shutdown: CancellationToken) -> Arc<HttpState> {
@@ -140,7 +137,8 @@ impl Server {
         let token = CancellationToken::new();
         let connections = Arc::new(Semaphore::new(options.max_connections));
         let header_read_timeout = options.header_read_timeout;
-        let app = self.http_router_with_shutdown(options, token.clone());
+        let state = self.http_state(options, token.clone());
+        let app = router(state.clone());
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder.http1().timer(TokioTimer::new()).header_read_timeout(Some(header_read_timeout));
         builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(header_read_timeout));
@@ -164,12 +162,20 @@ impl Server {
                 },
                 _ = &mut shutdown => break,
             };
-            let app = app.clone();
+            let (app, state) = (app.clone(), state.clone());
             let service =
                 hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
                     request.extensions_mut().insert(ConnectInfo(peer));
-                    // The router's own future, not one awaiting it (which would be larger).
-                    app.clone().call(request.map(axum::body::Body::new))
+                    let request = request.map(axum::body::Body::new);
+                    // A client's request to the endpoint goes to it directly; browsers' (CORS),
+                    // other paths (metadata) and `OPTIONS` go through the router, which answers
+                    // them as it does when mounted. Futures as they are, not awaited in another
+                    // (which would be larger).
+                    if is_direct(&state, &request) {
+                        Either::Left(endpoint(State(state.clone()), request).map(Ok))
+                    } else {
+                        Either::Right(app.clone().call(request))
+                    }
                 });
             let connection =
                 builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
@@ -233,6 +239,15 @@ fn endpoint(
         }
         route(state, request).await
     })))
+}
+
+/// Whether [`Server::serve_http_on`] gives a request to [`endpoint`] itself, as the router
+/// would: one for the endpoint's path, not from a browser (no `Origin`: no CORS) and not a
+/// preflight. Saves the router's matching, boxing and layers on every client request.
+fn is_direct(state: &HttpState, request: &Request) -> bool {
+    request.uri().path() == state.options.path
+        && request.method() != Method::OPTIONS
+        && !request.headers().contains_key(header::ORIGIN)
 }
 
 /// The answer to a request whose `Host` or `Origin` is not allowed, if it is one.

@@ -206,7 +206,11 @@ impl HttpOptions {
     /// Whether a request naming this authority (its `Host`, or HTTP/2's `:authority`) is
     /// accepted.
     pub(super) fn host_allowed(&self, authority: &str) -> bool {
-        host_of(authority).is_some_and(|host| self.allowed_hosts.contains(&host))
+        // Every request is checked: a plain `host[:port]` naming an allowed host is recognised
+        // without parsing or allocating; anything else is parsed.
+        let named = plain_host(authority)
+            .is_some_and(|host| self.allowed_hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host)));
+        named || host_of(authority).is_some_and(|host| self.allowed_hosts.contains(&host))
     }
 
     /// Whether a browser page of this origin is accepted: one allowed by name (scheme, host
@@ -228,6 +232,24 @@ const LOOPBACK: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
 fn host_of(authority: &str) -> Option<String> {
     let authority: http::uri::Authority = authority.trim().parse().ok()?;
     Some(authority.host().to_ascii_lowercase())
+}
+
+/// The host of an authority that is plainly `host[:port]`: a name of letters, digits and `-._~`,
+/// or a bracketed IPv6 address, and a port of digits. `None` for anything else (which
+/// [`host_of`] parses), so what this accepts is a subset of what that does.
+fn plain_host(authority: &str) -> Option<&str> {
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => (host, Some(port)),
+        _ => (authority, None),
+    };
+    if port.is_some_and(|p| p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let plain = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(ip) => !ip.is_empty() && ip.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.'),
+        None => !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b)),
+    };
+    plain.then_some(host)
 }
 
 /// An origin as `scheme://host[:port]`, lowercase, the scheme's default port left out; `None`
@@ -274,5 +296,38 @@ mod tests {
         assert!(options.origin_allowed("http://localhost:5173"));
         assert!(options.origin_allowed("http://127.0.0.1"));
         assert!(!options.origin_allowed("null"));
+    }
+
+    #[test]
+    fn the_quick_host_check_accepts_only_what_parsing_accepts() {
+        let options = HttpOptions::new();
+        let parsed = |authority: &str| host_of(authority).is_some_and(|h| options.allowed_hosts.contains(&h));
+        let cases = [
+            "localhost",
+            "LocalHost:8080",
+            "127.0.0.1:65535",
+            "[::1]",
+            "[::1]:9000",
+            " localhost:80 ",
+            "user@localhost",
+            "localhost:",
+            "localhost:http",
+            "localhost:123456",
+            "::1",
+            "[::1]x",
+            "local host",
+            "localhost.evil.net",
+            "evil.net:80",
+            "",
+        ];
+        for authority in cases {
+            if let Some(host) = plain_host(authority) {
+                assert_eq!(host_of(authority), Some(host.to_ascii_lowercase()), "{authority:?}");
+            }
+            assert_eq!(options.host_allowed(authority), parsed(authority), "{authority:?}");
+        }
+        assert_eq!(plain_host("LocalHost:8080"), Some("LocalHost"), "the quick path is taken");
+        assert_eq!(plain_host("[::1]:9000"), Some("[::1]"));
+        assert!(options.host_allowed("LocalHost:8080") && !options.host_allowed("localhost.evil.net"));
     }
 }

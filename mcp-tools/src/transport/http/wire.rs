@@ -81,9 +81,17 @@ pub(super) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
 /// Whether an `Accept` header admits every one of `wanted`, read once (this runs for every
 /// POST, so nothing is allocated either).
 pub(super) fn accepts_all<const N: usize>(headers: &HeaderMap, wanted: [&str; N]) -> bool {
+    let values = headers.get_all(header::ACCEPT);
+    // What the SDKs send (`application/json, text/event-stream`): one value listing exactly
+    // `wanted`, in order, recognised without taking it apart.
+    let mut all = values.iter();
+    if let (Some(only), None) = (all.next(), all.next())
+        && lists_exactly(only.as_bytes(), &wanted)
+    {
+        return true;
+    }
     let mut admitted = [false; N];
-    let items =
-        headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
+    let items = values.iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
     for item in items {
         let mut parts = item.split(';');
         let media = parts.next().unwrap_or_default().trim();
@@ -101,6 +109,21 @@ pub(super) fn accepts_all<const N: usize>(headers: &HeaderMap, wanted: [&str; N]
         }
     }
     admitted.iter().all(|a| *a)
+}
+
+/// Whether `value` is `wanted` joined by `, ` (media types compare without regard to case).
+fn lists_exactly(mut value: &[u8], wanted: &[&str]) -> bool {
+    for (i, media) in wanted.iter().enumerate() {
+        if i > 0 {
+            let Some(rest) = value.strip_prefix(b", ") else { return false };
+            value = rest;
+        }
+        match value.split_at_checked(media.len()) {
+            Some((head, rest)) if head.eq_ignore_ascii_case(media.as_bytes()) => value = rest,
+            _ => return false,
+        }
+    }
+    value.is_empty()
 }
 
 /// The first message a handled message sends back when it is a request (its answer, or what the
@@ -186,5 +209,20 @@ mod tests {
         assert!(accepts_all(&headers("application/json;q=0, */*"), both), "another item admits it");
         assert!(!accepts_all(&headers("application/json"), both), "one is missing");
         assert!(!accepts_all(&headers("application/json, text/event-stream;q=0"), both));
+        // The SDKs' value, recognised whole; near misses go through the full reading.
+        assert!(lists_exactly(b"application/json, text/event-stream", &both));
+        assert!(lists_exactly(b"Application/JSON, Text/Event-Stream", &both));
+        for near in [
+            "application/json, text/event-stream;q=0",
+            "application/json,text/event-stream",
+            "application/json",
+        ] {
+            assert!(!lists_exactly(near.as_bytes(), &both), "{near}");
+        }
+        assert!(accepts_all(&headers("application/json, text/event-stream"), both));
+        assert!(accepts_all(&headers("application/json,text/event-stream"), both));
+        let mut two = headers("application/json");
+        two.append(header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+        assert!(accepts_all(&two, both), "two Accept lines, one type each");
     }
 }
