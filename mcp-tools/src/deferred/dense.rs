@@ -663,7 +663,6 @@ impl std::fmt::Debug for EmbeddingRanker {
 }
 
 impl EmbeddingRanker {
-    /// Ranks with `embedder`'s vectors.
     /// Ranks with `embedder`'s vectors, kept in the default cache file and built in the
     /// background (see [`HybridRanker::new`]).
     pub fn new(embedder: impl Embedder + 'static) -> EmbeddingRanker {
