@@ -2,7 +2,7 @@
 //! newline-delimited JSON-RPC to it over its stdin/stdout, as an MCP host does.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The path of an example binary built by `cargo test` (examples are built with the tests).
-/// `cargo test --test NAME` alone does not build examples: after changing the runtime, build
-/// them first (`cargo build --examples`), or the test runs the old binaries.
+/// `cargo test --test NAME` alone does not build examples: a binary older than a source it is
+/// built from (the runtime, the macros, the examples) fails the test with a message saying so,
+/// rather than letting it run the old code.
 pub fn example_binary(name: &str) -> PathBuf {
     // target/debug/deps/<test-binary> → target/debug/examples/<name>
     let mut path = std::env::current_exe().expect("test binary path");
@@ -25,7 +26,29 @@ pub fn example_binary(name: &str) -> PathBuf {
     path.push("examples");
     path.push(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(path.exists(), "{} is not built; run the tests with `cargo test --workspace`", path.display());
+    if let Some(source) = changed_since_built(&path) {
+        panic!(
+            "{} is older than {}, one of its sources: the example was not rebuilt (`cargo test \
+             --test NAME` does not build examples); run `cargo build --examples` first, or \
+             `cargo test --workspace`",
+            path.display(),
+            source.display()
+        );
+    }
     path
+}
+
+/// A source of `binary` (as listed in the dep-info file cargo writes beside it) modified after
+/// the binary was.
+fn changed_since_built(binary: &Path) -> Option<PathBuf> {
+    let built = std::fs::metadata(binary).and_then(|m| m.modified()).ok()?;
+    let deps = std::fs::read_to_string(binary.with_extension("d")).ok()?;
+    // `binary: source source…`, spaces within a path escaped with a backslash.
+    let (_, sources) = deps.lines().next()?.split_once(": ")?;
+    let sources = sources.replace("\\ ", "\u{0}");
+    sources.split(' ').map(|s| PathBuf::from(s.replace('\u{0}', " "))).find(|source| {
+        std::fs::metadata(source).and_then(|m| m.modified()).is_ok_and(|modified| modified > built)
+    })
 }
 
 /// A server process spoken to over stdio.
