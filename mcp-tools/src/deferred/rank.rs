@@ -243,6 +243,12 @@ impl Scorer for Bm25fScorer {
             .map(|t| t.id.map_or(self.unknown_idf, |id| self.idf[id as usize]))
             .sum();
         let total = total.max(f32::MIN_POSITIVE);
+        // The coordination factor for each count of matched terms a document can reach, computed
+        // once per query rather than once per document (`powf` was a fifth of a search).
+        let reachable = query.terms().iter().filter(|t| !t.whole && t.id.is_some()).count();
+        let factor = |matched: u32| (matched as f32 / coverage).powf(p.coordination);
+        let factors: Vec<f32> =
+            if p.coordination > 0.0 { (0..=reachable as u32).map(factor).collect() } else { Vec::new() };
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.begin(corpus.len());
             for term in query.terms() {
@@ -261,7 +267,7 @@ impl Scorer for Bm25fScorer {
                 let matched = scratch.matched[d];
                 let mut score = scratch.scores[d];
                 if p.coordination > 0.0 {
-                    score *= (matched as f32 / coverage).powf(p.coordination);
+                    score *= factors.get(matched as usize).copied().unwrap_or_else(|| factor(matched));
                 }
                 let coverage = (scratch.information[d] / total).min(1.0);
                 out.push(Candidate { doc, score, matched, coverage });
