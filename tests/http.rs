@@ -409,21 +409,15 @@ async fn serve_until_stopped(
 
 /// One raw HTTP/1.1 POST of `body` to the endpoint at `addr`, with `headers`; the whole response.
 async fn raw_post(addr: std::net::SocketAddr, body: &str, headers: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}Connection: close\r\n\r\n{body}",
-        addr.port(),
-        body.len()
+    let headers = format!(
+        "Host: 127.0.0.1:{}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json\r\n{headers}",
+        addr.port()
     );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    response
+    raw_request(addr, "POST /mcp", &headers, body).await
 }
 
 /// One raw HTTP/1.1 request (`line`: method and path; `headers`: each ending in CRLF) with
-/// `body`; the whole response, lowercase.
+/// `body`; the whole response.
 async fn raw_request(addr: std::net::SocketAddr, line: &str, headers: &str, body: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -434,7 +428,7 @@ async fn raw_request(addr: std::net::SocketAddr, line: &str, headers: &str, body
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
-    response.to_ascii_lowercase()
+    response
 }
 
 /// `serve_http_on` hands plain clients' requests to the endpoint without the router: browsers'
@@ -447,32 +441,36 @@ async fn served_http_answers_browsers_preflights_and_other_paths_as_the_router_d
     let initialize = initialize_body().to_string();
     let page = "Origin: http://localhost:5173\r\n";
     let asks = "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type\r\n";
+    // Responses compared lowercase (header names' case is the server's choice).
+    let ask = async |line: &str, headers: &str, body: &str| {
+        raw_request(addr, line, headers, body).await.to_ascii_lowercase()
+    };
 
     // A page on a loopback origin: its preflight and its POST get CORS headers.
-    let preflight = raw_request(addr, "OPTIONS /mcp", &format!("{host}{page}{asks}"), "").await;
+    let preflight = ask("OPTIONS /mcp", &format!("{host}{page}{asks}"), "").await;
     assert!(preflight.starts_with("http/1.1 200"), "{preflight}");
     assert!(preflight.contains("access-control-allow-origin: http://localhost:5173"), "{preflight}");
     assert!(preflight.contains("access-control-allow-headers:"), "{preflight}");
-    let from_page = raw_request(addr, "POST /mcp", &format!("{host}{page}{json}"), &initialize).await;
+    let from_page = ask("POST /mcp", &format!("{host}{page}{json}"), &initialize).await;
     assert!(from_page.starts_with("http/1.1 200"), "{from_page}");
     assert!(from_page.contains("access-control-allow-origin: http://localhost:5173"), "{from_page}");
     assert!(from_page.contains("access-control-expose-headers: mcp-session-id"), "{from_page}");
     // A page of another origin is refused; a client without an Origin gets no CORS headers.
     let evil = "Origin: http://evil.example\r\n";
-    let foreign = raw_request(addr, "POST /mcp", &format!("{host}{evil}{json}"), &initialize).await;
+    let foreign = ask("POST /mcp", &format!("{host}{evil}{json}"), &initialize).await;
     assert!(foreign.starts_with("http/1.1 403"), "{foreign}");
-    let plain = raw_request(addr, "POST /mcp", &format!("{host}{json}"), &initialize).await;
+    let plain = ask("POST /mcp", &format!("{host}{json}"), &initialize).await;
     assert!(plain.starts_with("http/1.1 200"), "{plain}");
     assert!(!plain.contains("access-control-"), "{plain}");
     // The endpoint's checks hold on the direct path: a foreign Host, a wrong method.
     let attacker = format!("Host: attacker.example\r\n{json}");
-    let rebinding = raw_request(addr, "POST /mcp", &attacker, &initialize).await;
+    let rebinding = ask("POST /mcp", &attacker, &initialize).await;
     assert!(rebinding.starts_with("http/1.1 403"), "{rebinding}");
-    let put = raw_request(addr, "PUT /mcp", &host, "").await;
+    let put = ask("PUT /mcp", &host, "").await;
     assert!(put.starts_with("http/1.1 405"), "{put}");
     // Other paths are the router's: not found (a path differing only by a trailing slash too).
     for line in ["POST /other", "POST /mcp/"] {
-        let other = raw_request(addr, line, &format!("{host}{json}"), &initialize).await;
+        let other = ask(line, &format!("{host}{json}"), &initialize).await;
         assert!(other.starts_with("http/1.1 404"), "{line}: {other}");
     }
     stop.send(()).unwrap();

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 /// The verified identity of a request's caller: who the token was issued to, for which client,
 /// with which scopes, and the token's claims. Built by a token verifier (see the `auth` feature
-/// and `HttpOptions::authorization`); read by handlers through [`Context::auth`](crate::Context::auth) or an [`Auth`]
-/// parameter.
+/// and `HttpOptions::authorization`); read by handlers through
+/// [`Context::auth`](crate::Context::auth) or an [`Auth`] parameter.
 ///
 /// ```
 /// use mcp_tools::AuthInfo;
