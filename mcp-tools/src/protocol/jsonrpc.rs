@@ -13,12 +13,12 @@ use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RequestId, UNAUTHORIZE
 /// Fields borrow from the line; `params` stays raw until the method's handler decodes it.
 #[derive(Deserialize)]
 pub(crate) struct RawMessage<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
     pub jsonrpc: Option<Cow<'a, str>>,
     /// Present even when it is `null` (which is not a valid id).
     #[serde(borrow, default, deserialize_with = "present")]
     pub id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
     pub method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub params: Option<&'a RawValue>,
@@ -249,5 +249,17 @@ mod tests {
         assert_eq!(check_shape(b"nope", 8).unwrap_err().code, PARSE_ERROR);
         assert_eq!(check_shape(br#"{"a":[[[[]]]]}"#, 4).unwrap_err().code, INVALID_REQUEST);
         assert!(check_shape(br#"{"a":"\\\"[[[[[["}"#, 2).is_ok(), "escaped quotes stay inside the string");
+    }
+
+    #[test]
+    fn a_message_borrows_its_version_and_method_and_unescapes_them_when_it_must() {
+        let plain = parse_frame(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#).expect("a message");
+        assert!(matches!(plain.jsonrpc, Some(Cow::Borrowed("2.0"))));
+        assert!(matches!(plain.method, Some(Cow::Borrowed("tools/call"))));
+        let escaped = parse_frame(br#"{"jsonrpc":"2.0","id":1,"method":"tools\/call"}"#).expect("a message");
+        assert!(matches!(escaped.method, Some(Cow::Owned(ref m)) if m == "tools/call"));
+        let none = parse_frame(br#"{"jsonrpc":null,"id":1}"#).expect("a message");
+        assert!(none.jsonrpc.is_none() && none.method.is_none());
+        assert!(parse_frame(br#"{"jsonrpc":"2.0","method":7}"#).is_err(), "a method is text");
     }
 }

@@ -51,6 +51,19 @@ impl Era {
     }
 }
 
+/// `#[serde(deserialize_with = "borrowed_text")]` for an `Option<Cow<'a, str>>` field: the
+/// text borrowed from the message when it has no escapes. serde borrows only a field whose type
+/// is exactly `Cow<str>`; behind an `Option`, `#[serde(borrow)]` alone gets a new `String` every
+/// time.
+pub(crate) fn borrowed_text<'de, D>(deserializer: D) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    struct Text<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+    Ok(Option::<Text<'de>>::deserialize(deserializer)?.map(|text| text.0))
+}
+
 pub(crate) const PARSE_ERROR: i32 = -32700;
 pub(crate) const INVALID_REQUEST: i32 = -32600;
 pub(crate) const METHOD_NOT_FOUND: i32 = -32601;

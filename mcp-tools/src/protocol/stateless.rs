@@ -38,7 +38,12 @@ pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 /// reads its params once, and allocates only what the request's peer keeps.
 #[derive(Deserialize, Default)]
 pub(crate) struct Envelope<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        borrow,
+        default,
+        deserialize_with = "crate::protocol::borrowed_text"
+    )]
     pub protocol_version: Option<Cow<'a, str>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
     pub client_capabilities: Option<&'a RawValue>,
@@ -57,7 +62,7 @@ pub(crate) struct Envelope<'a> {
 #[derive(Deserialize, Default)]
 pub(crate) struct StatelessParams<'a> {
     /// A `tools/call`'s tool.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
     pub name: Option<Cow<'a, str>>,
     /// A `tools/call`'s arguments.
     #[serde(borrow, default)]
@@ -191,7 +196,12 @@ pub(crate) fn has_envelope(params: Option<&RawValue>) -> bool {
     }
     #[derive(Deserialize)]
     struct VersionOnly<'a> {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+        #[serde(
+            rename = "io.modelcontextprotocol/protocolVersion",
+            borrow,
+            default,
+            deserialize_with = "crate::protocol::borrowed_text"
+        )]
         version: Option<Cow<'a, str>>,
     }
     // Most messages do not name the key anywhere (written with no escape): no need to parse them.
@@ -280,5 +290,14 @@ mod tests {
         assert!(!has_envelope(Some(&raw(r#"{"name":"add","arguments":{"a":1}}"#))));
         assert!(!has_envelope(Some(&raw(r#"{"_meta":{"progressToken":"t\"1"}}"#))));
         assert!(!has_envelope(None));
+    }
+
+    #[test]
+    fn a_calls_tool_name_and_revision_are_borrowed_from_the_request() {
+        let params = raw(r#"{"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        let decoded = super::StatelessParams::decode(Some(&params)).expect("params");
+        assert!(matches!(decoded.name, Some(std::borrow::Cow::Borrowed("add"))));
+        let envelope = super::Envelope::decode(decoded.meta).expect("an envelope").expect("present");
+        assert!(matches!(envelope.protocol_version, Some(std::borrow::Cow::Borrowed("2026-07-28"))));
     }
 }

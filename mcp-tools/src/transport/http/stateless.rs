@@ -37,11 +37,11 @@ const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 struct Params<'a> {
     #[serde(rename = "_meta", borrow, default)]
     meta: Option<Envelope<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
     uri: Option<Cow<'a, str>>,
-    #[serde(rename = "taskId", borrow, default)]
+    #[serde(rename = "taskId", borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
     task_id: Option<Cow<'a, str>>,
     /// Decoded only for a tool that mirrors arguments in headers.
     #[serde(borrow, default)]
