@@ -386,6 +386,19 @@ async fn a_tampered_or_misapplied_request_state_is_refused() {
     let elsewhere =
         json!({"name": "two_steps", "arguments": {}, "inputResponses": answer, "requestState": state});
     assert_eq!(client.answer(client.send_request("tools/call", elsewhere)).await.unwrap_err().code, -32602);
+    // A tool that cannot ask (no `Context`) keeps no round, but checks a state all the same.
+    let foreign =
+        json!({"name": "upto", "arguments": {"n": 2}, "inputResponses": answer, "requestState": state});
+    let error = client.answer(client.send_request("tools/call", foreign)).await.unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(error.message.contains("requestState"), "{error}");
+    let answers_only = json!({"name": "upto", "arguments": {"n": 2}, "inputResponses": answer});
+    let done = client.answer(client.send_request("tools/call", answers_only)).await.unwrap();
+    assert_eq!(
+        (done["resultType"].as_str(), &done["structuredContent"]),
+        (Some("complete"), &json!([1, 2])),
+        "{done}"
+    );
 }
 
 #[tokio::test]

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use mcp_tools::testing::TestClient;
 use mcp_tools::{
-    Annotations, Args, Context, LogLevel, Server, ServerBuilder, State, Tool, ToolError, ToolResult, tool,
+    Annotations, Args, Auth, Context, LogLevel, Server, ServerBuilder, State, Tool, ToolError, ToolResult,
+    tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -121,6 +122,12 @@ async fn wait_forever(ctx: Context, counter: State<Counter>) -> String {
     let _guard = OnDrop(&counter);
     ctx.cancelled().await;
     "cancelled".into()
+}
+
+/// Who is calling (only read, never asks).
+#[tool]
+async fn caller(auth: Auth) -> String {
+    auth.info().and_then(|info| info.principal().map(str::to_owned)).unwrap_or_else(|| "anonymous".into())
 }
 
 /// Reports progress three times and logs at two levels.
@@ -558,4 +565,24 @@ async fn anyhow_and_boxed_errors_become_error_results_with_their_causes() {
     assert_eq!((r.is_error(), r.text()), (true, "no luck".to_owned()));
     let r = c.call("fail_plainly", json!({"boxed": true})).await.unwrap();
     assert_eq!((r.is_error(), r.text()), (true, "the disk is full".to_owned()));
+}
+
+/// Whether the `#[tool]` registered as `name` (in this test binary) can reach its client.
+pub fn reaches_client(name: &str) -> bool {
+    let registration = mcp_tools::__private::inventory::iter::<mcp_tools::__private::ToolRegistration>
+        .into_iter()
+        .find(|registration| registration.name == name)
+        .unwrap_or_else(|| panic!("no #[tool] `{name}`"));
+    (registration.reaches_client)()
+}
+
+#[test]
+fn a_tool_reaches_its_client_only_through_a_context_parameter() {
+    assert!(!reaches_client("greet"), "arguments only");
+    assert!(!reaches_client("nothing"), "no parameter");
+    assert!(!reaches_client("range"), "Args<T>");
+    assert!(!reaches_client("count"), "State<T> only reads");
+    assert!(!reaches_client("caller"), "Auth only reads");
+    assert!(reaches_client("busy"), "Context");
+    assert!(reaches_client("wait_forever"), "Context beside State<T>");
 }

@@ -202,13 +202,15 @@ fn handler(
 }
 
 /// What the generated code does with the parameters: assertions on their types, statements
-/// binding them in the handler, and the `required_state` functions of the context parameters.
+/// binding them in the handler, the `required_state` functions of the context parameters, and
+/// whether each of those can reach the client.
 #[derive(Default)]
 struct Params {
     asserts: Vec<TokenStream>,
     bind: Vec<TokenStream>,
     state_fns: Vec<TokenStream>,
     required_state: Vec<Ident>,
+    reaches_client: Vec<TokenStream>,
 }
 
 impl Params {
@@ -225,6 +227,7 @@ impl Params {
             }
         });
         self.required_state.push(state_fn);
+        self.reaches_client.push(quote!(#p::Check::<#ty>::new().reaches_client()));
     }
 }
 

@@ -142,6 +142,11 @@
 /// }
 /// fn __mcp_state_3() -> Option<(TypeId, &'static str)> { Check::<State<Db>>::new().required_state() }
 /// fn __mcp_state_4() -> Option<(TypeId, &'static str)> { Check::<Context>::new().required_state() }
+/// // Whether a parameter can reach the client (ask it for input): a 2026-07-28 call of a tool
+/// // that cannot skips what a question's answer needs.
+/// fn __mcp_reaches_client() -> bool {
+///     false || Check::<State<Db>>::new().reaches_client() || Check::<Context>::new().reaches_client()
+/// }
 ///
 /// fn __mcp_handler(arguments: &RawValue, ctx: Context, plan: OutputPlan)
 ///     -> Result<BoxFuture<'static, ToolResult>, ArgumentError>
@@ -162,7 +167,7 @@
 ///     summary: Some("Run a read-only SQL query"), tags: &["database", "sql"],
 ///     annotations: StaticAnnotations { read_only: Some(true), idempotent: Some(true), … },
 ///     input_schema: __mcp_input_schema, output_schema: __mcp_output_schema,
-///     required_state: &[__mcp_state_3, __mcp_state_4],
+///     required_state: &[__mcp_state_3, __mcp_state_4], reaches_client: __mcp_reaches_client,
 ///     handler: __mcp_handler, file: file!(), line: line!(), …
 /// } }
 /// ```

@@ -60,6 +60,9 @@ pub struct ToolRegistration {
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,
     /// State types the tool's extractors need.
     pub required_state: &'static [StateRequirement],
+    /// Whether one of the tool's parameters can reach the client (ask it for input): a
+    /// `Context`, or any extractor but `State<T>` and `Auth`.
+    pub reaches_client: fn() -> bool,
     pub handler: StaticHandler,
     pub file: &'static str,
     pub line: u32,
@@ -663,6 +666,11 @@ impl<T: FromContext> Check<T> {
     pub fn required_state(self) -> Option<(TypeId, &'static str)> {
         T::required_state()
     }
+
+    /// Whether the extractor's value can reach the call's client, for `reaches_client`.
+    pub fn reaches_client(self) -> bool {
+        T::REACHES_CLIENT
+    }
 }
 
 impl<T: ToolOutput> Check<T> {
@@ -814,6 +822,9 @@ pub trait Unchecked<T>: Sized {
         unreachable!("rejected at compile time")
     }
     fn required_state(self) -> Option<(TypeId, &'static str)> {
+        unreachable!("rejected at compile time")
+    }
+    fn reaches_client(self) -> bool {
         unreachable!("rejected at compile time")
     }
     fn finish(self, _: T, _: OutputPlan) -> ToolResult {

@@ -226,9 +226,14 @@ pub fn expand(
     };
 
     let bind = &params.bind;
+    let reaches_client = &params.reaches_client;
     let items = quote! {
         #args_type
         #meta_fn
+
+        fn __mcp_reaches_client() -> bool {
+            false #(|| #reaches_client)*
+        }
 
         fn __mcp_output_schema(__mcp_gen: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
             #output_schema
@@ -266,6 +271,7 @@ pub fn expand(
         meta: #meta,
         input_schema: __mcp_input_schema,
         output_schema: __mcp_output_schema,
+        reaches_client: __mcp_reaches_client,
         handler: __mcp_handler,
     };
     registered(&p, params, items, "ToolRegistration", fields)

@@ -338,12 +338,18 @@ pub trait FromContext: Sized {
     fn required_state() -> Option<(TypeId, &'static str)> {
         None
     }
+    /// Whether the extracted value can reach the call's client: ask it for input, sample,
+    /// report progress ([`Context`] can; [`State<T>`] and [`Auth`] only read). A tool none of
+    /// whose parameters reaches the client cannot ask anything, so its 2026-07-28 calls skip
+    /// what answering a question needs (a record of the request for the `requestState`).
+    const REACHES_CLIENT: bool = true;
 }
 
 impl FromContext for Auth {
     fn from_context(ctx: &Context) -> Self {
         Auth(ctx.auth_arc())
     }
+    const REACHES_CLIENT: bool = false;
 }
 
 impl FromContext for Context {
@@ -361,4 +367,5 @@ impl<T: Send + Sync + 'static> FromContext for State<T> {
     fn required_state() -> Option<(TypeId, &'static str)> {
         Some((TypeId::of::<T>(), std::any::type_name::<T>()))
     }
+    const REACHES_CLIENT: bool = false;
 }

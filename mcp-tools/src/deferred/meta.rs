@@ -245,6 +245,8 @@ fn meta_entry(
         // `call` runs the chosen tool with that tool's own timeout and scopes.
         timeout: None,
         scopes: Arc::from([]),
+        // `call` runs a tool that may ask.
+        reaches_client: true,
         handler: Handler::Native(handler),
         defined_at: DefinedAt::Runtime,
     })

@@ -43,6 +43,7 @@ use crate::protocol::{
     Era, HANDSHAKE_VERSIONS, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LATEST_HANDSHAKE_VERSION,
     METHOD_NOT_FOUND, RequestId,
 };
+use crate::registry::tools::ToolEntry;
 
 pub(crate) struct Session {
     shared: Arc<Shared>,
@@ -520,7 +521,7 @@ impl Session {
                 ));
             }
         };
-        Ok(Front { era: Era::Handshake, peer, round: None, progress_token: None })
+        Ok(Front { era: Era::Handshake, peer, round: None, progress_token: None, tool: None })
     }
 
     /// The envelope of a 2026-07-28 request: its revision and the client's capabilities (the
@@ -531,23 +532,40 @@ impl Session {
         params: Option<&RawValue>,
         decoded: &StatelessParams<'_>,
     ) -> Result<Front, ErrorObject> {
-        let answers_given = decoded.answers();
         let StatelessClient { peer, progress_token } = self.shared.envelopes.client(decoded.meta)?;
-        let round = if method.takes_input() {
+        let tool = match (method, &decoded.name) {
+            (Method::ToolsCall, Some(name)) => self.shared.registry.load().get(name).cloned(),
+            _ => None,
+        };
+        // A tool that cannot reach the client (no `Context` parameter) and never runs as a task
+        // asks nothing: its calls keep no record of the request for a `requestState`.
+        let may_ask = match &tool {
+            Some(tool) => tool.reaches_client || tool.task != TaskSupport::Forbidden,
+            None => method.takes_input(),
+        };
+        let round = if may_ask {
             let mut round = Round::new(method.name(), params);
             if let Some(state) = decoded.request_state() {
                 round.answers = stateless::open(&self.shared.state_key, round.binding(), &state)?;
             }
-            round.answers.extend(answers_given);
+            round.answers.extend(decoded.answers());
             Some(round)
         } else {
+            // Nothing to answer; a state sent anyway must still be one this server sealed for
+            // this request.
+            if method.takes_input()
+                && let Some(state) = decoded.request_state()
+            {
+                let binding = stateless::binding_of(method.name(), params);
+                stateless::open(&self.shared.state_key, &binding, &state)?;
+            }
             None
         };
         if method.of_tasks() && !tasks::declared(&peer.client_capabilities) {
             return Err(tasks::extension_required());
         }
         let _ = self.era.set(Era::Stateless);
-        Ok(Front { era: Era::Stateless, peer, round, progress_token })
+        Ok(Front { era: Era::Stateless, peer, round, progress_token, tool })
     }
 
     /// A result as `era` shapes it: 2026-07-28 results are marked complete (lists and reads with
@@ -686,9 +704,7 @@ impl Session {
                 let link = Arc::new(InputLink::new(round.answers.clone()));
                 (link.clone(), Some(link))
             }
-            (Era::Stateless, None) => {
-                (Arc::new(Unreachable("this request cannot ask the client anything")), None)
-            }
+            (Era::Stateless, None) => (CANNOT_ASK.clone(), None),
         };
         let ctx = Context::new(CallParts {
             request_id: id,
@@ -711,7 +727,7 @@ impl Session {
         id: RequestId,
         params: Option<&RawValue>,
         decoded: Option<&StatelessParams<'_>>,
-        front: Front,
+        mut front: Front,
         origin: &Origin,
     ) {
         let Some(params) = params else {
@@ -740,7 +756,8 @@ impl Session {
                 );
             }
         };
-        let Some(entry) = self.shared.registry.load().get(&call.name).cloned() else {
+        let found = front.tool.take().or_else(|| self.shared.registry.load().get(&call.name).cloned());
+        let Some(entry) = found else {
             return Self::reply_error(
                 origin,
                 Some(&id),
@@ -1098,6 +1115,10 @@ impl Drop for Running {
     }
 }
 
+/// The client link of a stateless request that cannot ask anything (most calls: shared).
+static CANNOT_ASK: std::sync::LazyLock<Arc<dyn ClientLink>> =
+    std::sync::LazyLock::new(|| Arc::new(Unreachable("this request cannot ask the client anything")));
+
 /// What a request's era front end found: the era, the client, and the round of a stateless
 /// request that may take input.
 struct Front {
@@ -1106,6 +1127,8 @@ struct Front {
     round: Option<Round>,
     /// A stateless request's progress token, read with its envelope.
     progress_token: Option<ProgressToken>,
+    /// The tool a stateless `tools/call` names, found already (if it exists).
+    tool: Option<Arc<ToolEntry>>,
 }
 
 impl Front {

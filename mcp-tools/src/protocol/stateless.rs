@@ -294,7 +294,8 @@ mod tests {
 
     #[test]
     fn a_calls_tool_name_and_revision_are_borrowed_from_the_request() {
-        let params = raw(r#"{"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        let params =
+            raw(r#"{"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
         let decoded = super::StatelessParams::decode(Some(&params)).expect("params");
         assert!(matches!(decoded.name, Some(std::borrow::Cow::Borrowed("add"))));
         let envelope = super::Envelope::decode(decoded.meta).expect("an envelope").expect("present");

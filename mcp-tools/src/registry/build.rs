@@ -142,6 +142,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         task: reg.task,
         timeout: reg.timeout,
         scopes: reg.scopes.iter().map(|s| (*s).to_owned()).collect(),
+        reaches_client: (reg.reaches_client)(),
         handler: Handler::Static {
             handler: reg.handler,
             plan: output.plan,
@@ -226,6 +227,8 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         task: tool.task,
         timeout: tool.timeout,
         scopes: tool.scopes.clone(),
+        // A handler built at run time gets the context: it may ask.
+        reaches_client: true,
         handler: Handler::Dynamic {
             handler: tool.handler.clone(),
             input_validator,

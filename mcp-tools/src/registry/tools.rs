@@ -96,6 +96,9 @@ pub(crate) struct ToolEntry {
     pub timeout: Option<std::time::Duration>,
     /// The OAuth scopes a caller needs (enforced where requests carry a verified identity).
     pub scopes: Arc<[String]>,
+    /// Whether the handler can reach the client (ask it for input): `false` for a `#[tool]`
+    /// without a `Context` parameter, whose 2026-07-28 calls then skip what a question needs.
+    pub reaches_client: bool,
     pub handler: Handler,
     pub defined_at: DefinedAt,
 }
