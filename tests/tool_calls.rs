@@ -124,6 +124,13 @@ async fn wait_forever(ctx: Context, counter: State<Counter>) -> String {
     "cancelled".into()
 }
 
+/// Keeps its thread busy for `ms` milliseconds before it answers (no `.await` on the way).
+#[tool]
+async fn hog(ms: u64) -> u64 {
+    std::thread::sleep(Duration::from_millis(ms));
+    ms
+}
+
 /// Who is calling (only read, never asks).
 #[tool]
 async fn caller(auth: Auth) -> String {
@@ -515,40 +522,61 @@ fn missing_state_is_a_start_up_error_naming_the_tool() {
     );
 }
 
-#[tokio::test]
-async fn serve_speaks_newline_delimited_json_over_any_stream() {
+/// Serves `input` (newline-delimited messages, written at once) over an in-memory stream until
+/// it ends; the answers in the order they were written.
+async fn serve_lines(input: &str) -> Vec<Value> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let server = builder().build().unwrap();
     let (client_end, server_end) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_end);
     let task = tokio::spawn(async move { server.serve(server_read, server_write).await });
     let (read, mut write) = tokio::io::split(client_end);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut lines = tokio::io::BufReader::new(read).lines();
-    write
-        .write_all(
-            concat!(
-                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
-                "\n",
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"explode","arguments":{"message":"m"}}}"#,
-                "\n",
-                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep_ms","arguments":{"ms":50}}}"#,
-                "\n"
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
-    // Close our side: the server must still answer the running call before exiting.
+    write.write_all(input.as_bytes()).await.unwrap();
+    // Close our side: the server must still answer the running calls before exiting.
     write.shutdown().await.unwrap();
     let mut answers = Vec::new();
     while let Some(line) = lines.next_line().await.unwrap() {
         answers.push(serde_json::from_str::<Value>(&line).unwrap());
     }
     task.await.unwrap().unwrap();
+    answers
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+#[tokio::test]
+async fn serve_speaks_newline_delimited_json_over_any_stream() {
+    let answers = serve_lines(&[
+        INITIALIZE,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"explode","arguments":{"message":"m"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep_ms","arguments":{"ms":50}}}"#,
+        "",
+    ].join("\n"))
+    .await;
     assert_eq!(answers.len(), 3, "{answers:?}");
     let by_id = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap();
     assert_eq!(by_id(2)["result"]["isError"], true, "the panic became a result");
     assert_eq!(by_id(3)["result"]["structuredContent"]["result"], 50, "answered after EOF");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_holds_its_thread_does_not_hold_up_the_requests_after_it() {
+    // The first `hog` is polled by the reader itself and keeps it 200 ms; after that, requests
+    // run as tasks for a while: the second `hog` runs beside the reader, which answers the
+    // `ping` at once instead of after it.
+    let hog = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hog","arguments":{{"ms":200}}}}}}"#
+        )
+    };
+    let ping = r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#;
+    let answers = serve_lines(&[INITIALIZE, &hog(2), &hog(3), ping, ""].join("\n")).await;
+    let order: Vec<i64> = answers.iter().map(|a| a["id"].as_i64().unwrap()).collect();
+    assert_eq!(order.len(), 4, "{answers:?}");
+    let position = |id: i64| order.iter().position(|&i| i == id).unwrap();
+    assert!(position(4) < position(3), "the ping waited for the second hog: {order:?}");
+    assert!(answers.iter().all(|a| a.get("error").is_none()), "{answers:?}");
 }
 
 #[tokio::test]

@@ -2,6 +2,8 @@
 //! server's message limit); one writer task drains the outbound queue, flushing once per burst.
 
 use std::io;
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio_util::sync::CancellationToken;
@@ -9,8 +11,8 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::shutdown_signal;
 use crate::context::peer::Queue;
-use crate::dispatch::Origin;
 use crate::dispatch::session::Session;
+use crate::dispatch::{InlineSlot, Origin};
 use crate::server::Server;
 
 impl Server {
@@ -70,7 +72,8 @@ impl Server {
         let others_running = move || running.upgrade().is_some_and(|s| s.is_running());
         let mut writer_task = tokio::spawn(write_loop(writer, queue, close.clone(), others_running));
         session.forward_events();
-        let origin = Origin::new(outbound);
+        let mut inline = Inline::default();
+        let origin = Origin { inline: Some(inline.slot.clone()), ..Origin::new(outbound) };
         let max = server.shared.limits.max_message_bytes;
         let mut reader = BufReader::with_capacity(64 * 1024, reader);
         let mut line = Vec::with_capacity(4096);
@@ -95,6 +98,7 @@ impl Server {
                     let message = line.trim_ascii();
                     if !message.is_empty() {
                         session.handle_message(message, &origin);
+                        inline.run().await;
                     }
                 }
                 Err(e) => break Err(e),
@@ -114,6 +118,46 @@ impl Server {
                 }
             };
         read_result.and(write_result)
+    }
+}
+
+/// How the reader runs the request a message made. Most calls finish in their first poll (a
+/// tool that computes and returns): the reader polls the request once itself, and answers it
+/// with no task spawned and no other thread woken; a request that waits for something becomes
+/// a task then. A first poll that keeps the reader longer than [`INLINE_POLL_BUDGET`] (a tool
+/// computing at length before its first `.await`) makes the next requests tasks from the start
+/// for [`INLINE_PAUSE`], so that such calls run beside the reader and each other, as all did
+/// before, and a `ping` or a cancellation is read meanwhile.
+#[derive(Default)]
+struct Inline {
+    slot: InlineSlot,
+    /// Until when requests are spawned rather than polled here.
+    paused_until: Option<Instant>,
+}
+
+/// The longest first poll that keeps requests running in the reader.
+const INLINE_POLL_BUDGET: Duration = Duration::from_micros(500);
+/// How long requests are tasks from the start after a longer first poll.
+const INLINE_PAUSE: Duration = Duration::from_secs(1);
+
+impl Inline {
+    /// Runs the request the last message left in the slot, if any (see [`Inline`]).
+    async fn run(&mut self) {
+        let Some(mut call) = self.slot.lock().expect("inline slot lock").take() else { return };
+        let started = Instant::now();
+        if self.paused_until.is_some_and(|until| started < until) {
+            drop(tokio::spawn(call));
+            return;
+        }
+        self.paused_until = None;
+        let done = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx).is_ready())).await;
+        if started.elapsed() > INLINE_POLL_BUDGET {
+            tracing::debug!("a request's first poll took long: spawning requests for a while");
+            self.paused_until = Some(Instant::now() + INLINE_PAUSE);
+        }
+        if !done {
+            drop(tokio::spawn(call));
+        }
     }
 }
 
