@@ -596,7 +596,7 @@ async fn anyhow_and_boxed_errors_become_error_results_with_their_causes() {
 }
 
 /// Whether the `#[tool]` registered as `name` (in this test binary) can reach its client.
-pub fn reaches_client(name: &str) -> bool {
+fn reaches_client(name: &str) -> bool {
     let registration = mcp_tools::__private::inventory::iter::<mcp_tools::__private::ToolRegistration>
         .into_iter()
         .find(|registration| registration.name == name)

@@ -543,7 +543,9 @@ impl Session {
             Some(tool) => tool.reaches_client || tool.task != TaskSupport::Forbidden,
             None => method.takes_input(),
         };
-        let round = if may_ask {
+        // A state sent anyway must still be one this server sealed for this request.
+        let opens_state = method.takes_input() && decoded.request_state.is_some();
+        let round = if may_ask || opens_state {
             let mut round = Round::new(method.name(), params);
             if let Some(state) = decoded.request_state() {
                 round.answers = stateless::open(&self.shared.state_key, round.binding(), &state)?;
@@ -551,14 +553,6 @@ impl Session {
             round.answers.extend(decoded.answers());
             Some(round)
         } else {
-            // Nothing to answer; a state sent anyway must still be one this server sealed for
-            // this request.
-            if method.takes_input()
-                && let Some(state) = decoded.request_state()
-            {
-                let binding = stateless::binding_of(method.name(), params);
-                stateless::open(&self.shared.state_key, &binding, &state)?;
-            }
             None
         };
         if method.of_tasks() && !tasks::declared(&peer.client_capabilities) {
@@ -1187,7 +1181,7 @@ async fn until_input<F: Future>(
 }
 
 /// Polls `future` once: its output if it is ready, `None` if it waits.
-async fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
+pub(crate) async fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
     std::future::poll_fn(|cx| {
         std::task::Poll::Ready(match std::pin::Pin::new(&mut *future).poll(cx) {
             std::task::Poll::Ready(output) => Some(output),

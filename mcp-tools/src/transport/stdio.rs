@@ -2,7 +2,6 @@
 //! server's message limit); one writer task drains the outbound queue, flushing once per burst.
 
 use std::io;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -11,7 +10,7 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::shutdown_signal;
 use crate::context::peer::Queue;
-use crate::dispatch::session::Session;
+use crate::dispatch::session::{Session, poll_once};
 use crate::dispatch::{InlineSlot, Origin};
 use crate::server::Server;
 
@@ -150,7 +149,7 @@ impl Inline {
             return;
         }
         self.paused_until = None;
-        let done = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx).is_ready())).await;
+        let done = poll_once(&mut call).await.is_some();
         if started.elapsed() > INLINE_POLL_BUDGET {
             tracing::debug!("a request's first poll took long: spawning requests for a while");
             self.paused_until = Some(Instant::now() + INLINE_PAUSE);
