@@ -456,6 +456,10 @@ const NOTES: &str = "## What makes it fast
 * Analysis once: each distinct word part is stop-checked and stemmed once (a part → term cache),
   terms are interned to ids, and postings are laid out by a counting sort into one array (no list
   per term).
+* ASCII text (nearly all of it) is split into word parts by byte positions: a part already in
+  lowercase is handed to the index as a slice of the text, not copied character by character
+  into a buffer, and a word's whole form is built only when it has a second part (7% fewer
+  instructions per build, callgrind; analysis 70–96 → 60–71 ms in three alternated runs).
 * `Bm25fRanker::prepare` folds everything that does not depend on the query (field weights,
   per-field length normalisation, IDF, saturation) into one weight per (term, document): a query
   adds up those weights over its terms' postings.

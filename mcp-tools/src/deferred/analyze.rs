@@ -56,6 +56,12 @@ pub(crate) struct Splitter {
     part: String,
     whole: String,
     parts: usize,
+    /// ASCII text: where the open part starts, if one is open.
+    open: Option<usize>,
+    /// ASCII text: whether the open part has capitals (then it is lowercased into `part`).
+    upper: bool,
+    /// ASCII text: the first part of the current word, until a second one makes a whole.
+    first: std::ops::Range<usize>,
 }
 
 impl Splitter {
@@ -91,12 +97,88 @@ impl Splitter {
 
     /// Splits `text` into parts and wholes, in order.
     pub(crate) fn split(&mut self, text: &str, mut f: impl FnMut(Piece<'_>)) {
-        // ASCII text (the common case) skips UTF-8 decoding.
+        // ASCII text (the common case) is split by byte positions: a lowercase part is handed
+        // out as a slice of `text`, not copied character by character.
         if text.is_ascii() {
-            self.split_chars(text.bytes().map(char::from), &mut f);
+            self.split_ascii(text, &mut f);
         } else {
             self.split_chars(text.chars(), &mut f);
         }
+    }
+
+    /// [`split_chars`](Self::split_chars) for ASCII text, with the same parts and wholes.
+    fn split_ascii(&mut self, text: &str, f: &mut impl FnMut(Piece<'_>)) {
+        let bytes = text.as_bytes();
+        let mut prev = Class::Separator;
+        for (i, &b) in bytes.iter().enumerate() {
+            let cls = class(char::from(b));
+            match cls {
+                Class::Separator => self.end_ascii_word(text, i, f),
+                Class::Connector => self.end_ascii_part(text, i, f),
+                Class::Upper => {
+                    let acronym_end =
+                        prev == Class::Upper && bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+                    if prev == Class::Lower || prev == Class::Digit || acronym_end {
+                        self.end_ascii_part(text, i, f);
+                    }
+                    self.open.get_or_insert(i);
+                    self.upper = true;
+                }
+                Class::Lower | Class::Digit => {
+                    let boundary = if cls == Class::Lower {
+                        prev == Class::Digit
+                    } else {
+                        prev == Class::Lower || prev == Class::Upper
+                    };
+                    if boundary {
+                        self.end_ascii_part(text, i, f);
+                    }
+                    self.open.get_or_insert(i);
+                }
+            }
+            prev = cls;
+        }
+        self.end_ascii_word(text, bytes.len(), f);
+    }
+
+    /// Ends the part open in ASCII `text` at `end`: hands it out, and keeps it for the whole.
+    fn end_ascii_part(&mut self, text: &str, end: usize, f: &mut impl FnMut(Piece<'_>)) {
+        let Some(start) = self.open.take() else { return };
+        let lower = |out: &mut String, range: std::ops::Range<usize>| {
+            let from = out.len();
+            out.push_str(&text[range]);
+            out[from..].make_ascii_lowercase();
+        };
+        if std::mem::take(&mut self.upper) {
+            self.part.clear();
+            lower(&mut self.part, start..end);
+            f(Piece::Part(&self.part));
+        } else {
+            f(Piece::Part(&text[start..end]));
+        }
+        match self.parts {
+            0 => self.first = start..end,
+            1 => {
+                self.whole.clear();
+                lower(&mut self.whole, self.first.clone());
+                self.whole.push('_');
+                lower(&mut self.whole, start..end);
+            }
+            _ => {
+                self.whole.push('_');
+                lower(&mut self.whole, start..end);
+            }
+        }
+        self.parts += 1;
+    }
+
+    /// Ends the word of ASCII `text` at `end`: its last part, then its whole if it has several.
+    fn end_ascii_word(&mut self, text: &str, end: usize, f: &mut impl FnMut(Piece<'_>)) {
+        self.end_ascii_part(text, end, f);
+        if self.parts > 1 {
+            f(Piece::Whole(&self.whole));
+        }
+        self.parts = 0;
     }
 
     fn split_chars(&mut self, chars: impl Iterator<Item = char>, f: &mut impl FnMut(Piece<'_>)) {
@@ -219,6 +301,44 @@ mod tests {
             })
         });
         out
+    }
+
+    /// The pieces the general (character) path gives.
+    fn char_pieces(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Splitter::default().split_chars(text.chars(), &mut |p: Piece<'_>| {
+            out.push(match p {
+                Piece::Part(p) => p.to_owned(),
+                Piece::Whole(w) => format!("[{w}]"),
+            })
+        });
+        out
+    }
+
+    #[test]
+    fn ascii_text_splits_as_the_general_path_does() {
+        let texts = [
+            "getUserByID2 HTTPServer base64Encode ChaDri.change_drink __init__ x-coordinate",
+            "Get the WEATHER for NYC in 2024, v1.2.0-rc3; ABCdef aB Ab AB a1B2c3 9lives IPv4Address",
+            "  leading and trailing  ",
+            "a_B-c.D e__f--g..h _ - . ABC_DEF Zz9Z",
+            "s3://bucket/key?x=1&y=2 user@example.com #88 acme/api#88 'quoted' \"double\"",
+            "",
+            "X",
+            "already lowercase words only",
+        ];
+        let mut splitter = Splitter::default();
+        for text in texts {
+            // One splitter for every text: nothing is left over from the text before.
+            let mut fast = Vec::new();
+            splitter.split(text, |p| {
+                fast.push(match p {
+                    Piece::Part(p) => p.to_owned(),
+                    Piece::Whole(w) => format!("[{w}]"),
+                })
+            });
+            assert_eq!(fast, char_pieces(text), "{text:?}");
+        }
     }
 
     #[test]
