@@ -577,19 +577,34 @@ mod hybrid {
     /// computed by the first row instead of running the model 2,061 times per row.
     struct Memo {
         model: SentenceEmbedder,
-        vectors: Mutex<HashMap<String, Vec<f32>>>,
+        /// By text, and whether it was embedded as a request (with the model's query prompt).
+        vectors: Mutex<HashMap<(bool, String), Vec<f32>>>,
+    }
+
+    impl Memo {
+        fn through(&self, query: bool, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            let key = |text: &str| (query, text.to_owned());
+            let mut vectors = self.vectors.lock().unwrap();
+            let missing: Vec<&str> =
+                texts.iter().copied().filter(|t| !vectors.contains_key(&key(t))).collect();
+            if !missing.is_empty() {
+                let fresh =
+                    if query { self.model.embed_queries(&missing)? } else { self.model.embed(&missing)? };
+                for (text, vector) in missing.iter().zip(fresh) {
+                    vectors.insert(key(text), vector);
+                }
+            }
+            Ok(texts.iter().map(|t| vectors[&key(t)].clone()).collect())
+        }
     }
 
     impl Embedder for Memo {
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            let mut vectors = self.vectors.lock().unwrap();
-            let missing: Vec<&str> = texts.iter().copied().filter(|t| !vectors.contains_key(*t)).collect();
-            if !missing.is_empty() {
-                for (text, vector) in missing.iter().zip(self.model.embed(&missing)?) {
-                    vectors.insert((*text).to_owned(), vector);
-                }
-            }
-            Ok(texts.iter().map(|t| vectors[*t].clone()).collect())
+            self.through(false, texts)
+        }
+
+        fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.through(true, texts)
         }
     }
 

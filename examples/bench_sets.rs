@@ -594,7 +594,8 @@ mod models {
     /// tool and query once per run (their vectors are also kept in `.cache/bench/`).
     struct Memo {
         model: SentenceEmbedder,
-        vectors: Mutex<HashMap<String, Vec<f32>>>,
+        /// By text, and whether it was embedded as a request (with the model's query prompt).
+        vectors: Mutex<HashMap<(bool, String), Vec<f32>>>,
         /// `--record-texts`: where every text asked for is written.
         record: Option<Mutex<std::fs::File>>,
         /// `--vectors`: the only vectors given.
@@ -610,6 +611,21 @@ mod models {
 
     impl Embedder for Memo {
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.through(false, texts)
+        }
+
+        fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.through(true, texts)
+        }
+
+        fn model_id(&self) -> String {
+            self.model.model_id()
+        }
+    }
+
+    impl Memo {
+        /// The vectors of documents, or of requests (`query`), from memory or from the model.
+        fn through(&self, query: bool, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
             if let Some(file) = &self.record {
                 use std::io::Write as _;
                 let lines: String = texts.iter().map(|t| Value::from(*t).to_string() + "\n").collect();
@@ -626,23 +642,21 @@ mod models {
                     })
                     .collect();
             }
+            let key = |text: &str| (query, text.to_owned());
             let missing: Vec<&str> = {
                 let vectors = self.vectors.lock().unwrap();
-                texts.iter().copied().filter(|t| !vectors.contains_key(*t)).collect()
+                texts.iter().copied().filter(|t| !vectors.contains_key(&key(t))).collect()
             };
             if !missing.is_empty() {
-                let fresh = self.model.embed(&missing)?;
+                let fresh =
+                    if query { self.model.embed_queries(&missing)? } else { self.model.embed(&missing)? };
                 let mut vectors = self.vectors.lock().unwrap();
                 for (text, vector) in missing.iter().zip(fresh) {
-                    vectors.insert((*text).to_owned(), vector);
+                    vectors.insert(key(text), vector);
                 }
             }
             let vectors = self.vectors.lock().unwrap();
-            Ok(texts.iter().map(|t| vectors[*t].clone()).collect())
-        }
-
-        fn model_id(&self) -> String {
-            self.model.model_id()
+            Ok(texts.iter().map(|t| vectors[&key(t)].clone()).collect())
         }
     }
 
@@ -729,7 +743,7 @@ mod models {
                 .take(100)
                 .map(|t| {
                     let start = Instant::now();
-                    cold.embed(&[&t.query]).expect("a query embeds");
+                    cold.embed_queries(&[&t.query]).expect("a query embeds");
                     start.elapsed().as_secs_f64() * 1e3
                 })
                 .collect();

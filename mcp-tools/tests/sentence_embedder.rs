@@ -168,6 +168,73 @@ fn errors_name_the_file_at_fault() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The model's folder again, under a new name, with `config_sentence_transformers.json` and
+/// `1_Pooling/config.json` as given.
+fn model_with(name: &str, sentence_transformers: &str, pooling: Option<&str>) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-tools-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
+    for file in ["config.json", "tokenizer.json", "model.safetensors", "sentence_bert_config.json"] {
+        std::os::unix::fs::symlink(model_dir().join(file), dir.join(file)).unwrap();
+    }
+    let pooling = match pooling {
+        Some(text) => text.to_owned(),
+        None => std::fs::read_to_string(model_dir().join("1_Pooling/config.json")).unwrap(),
+    };
+    std::fs::write(dir.join("1_Pooling/config.json"), pooling).unwrap();
+    std::fs::write(dir.join("config_sentence_transformers.json"), sentence_transformers).unwrap();
+    dir
+}
+
+#[test]
+fn prompts_of_the_model_go_before_requests_and_tools_texts() {
+    let plain = embedder();
+    let same = |a: &[f32], b: &[f32]| cosine(a, b) > 0.9999;
+    let (request, tool) = ("somewhere to sleep in Rome", "search hotels: Find hotel rooms in a city.");
+    // No prompts (all-MiniLM-L6-v2): requests and tools are embedded alike.
+    assert!(same(&plain.embed_queries(&[request]).unwrap()[0], &plain.embed(&[request]).unwrap()[0]));
+
+    // e5's style: `query: ` and `passage: `.
+    let dir = model_with("prompts", r#"{"prompts": {"query": "query: ", "passage": "passage: "}}"#, None);
+    let prompted = SentenceEmbedder::from_dir(&dir).unwrap();
+    let query = prompted.embed_queries(&[request]).unwrap().remove(0);
+    assert!(same(&query, &plain.embed(&[&format!("query: {request}")]).unwrap()[0]));
+    assert!(!same(&query, &plain.embed(&[request]).unwrap()[0]));
+    let document = prompted.embed(&[tool]).unwrap().remove(0);
+    assert!(same(&document, &plain.embed(&[&format!("passage: {tool}")]).unwrap()[0]));
+    // Their vectors are cached apart from the plain model's.
+    assert_ne!(prompted.model_id(), plain.model_id());
+    assert!(prompted.model_id().contains("prompts"), "{}", prompted.model_id());
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A default prompt stands for both; `document` comes before `passage`.
+    let dir = model_with(
+        "default-prompt",
+        r#"{"prompts": {"search": "search: ", "document": "doc: ", "passage": "passage: "}, "default_prompt_name": "search"}"#,
+        None,
+    );
+    let prompted = SentenceEmbedder::from_dir(&dir).unwrap();
+    let query = prompted.embed_queries(&[request]).unwrap().remove(0);
+    assert!(same(&query, &plain.embed(&[&format!("search: {request}")]).unwrap()[0]));
+    let document = prompted.embed(&[tool]).unwrap().remove(0);
+    assert!(same(&document, &plain.embed(&[&format!("doc: {tool}")]).unwrap()[0]));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Pooling that leaves the prompt out is refused, naming the file; so are malformed prompts.
+    let dir = model_with(
+        "include-prompt",
+        r#"{"prompts": {"query": "query: "}}"#,
+        Some(r#"{"pooling_mode_mean_tokens": true, "include_prompt": false}"#),
+    );
+    let error = SentenceEmbedder::from_dir(&dir).unwrap_err().to_string();
+    assert!(error.contains("1_Pooling/config.json") && error.contains("include_prompt"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let dir = model_with("bad-prompts", r#"{"prompts": ["query: "]}"#, None);
+    let error = SentenceEmbedder::from_dir(&dir).unwrap_err().to_string();
+    assert!(error.contains("config_sentence_transformers.json"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn search_tools_ranks_with_the_model_over_the_protocol() {
     // `from_model`, the README's one line (but a cache file of the test's own), embedding in the

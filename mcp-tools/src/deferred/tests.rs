@@ -386,6 +386,46 @@ fn hybrid_keeps_exact_names_first_and_drops_weak_matches() {
     assert_eq!(hybrid.search("quantum chromodynamics", None, 10, 0).total, 0);
 }
 
+/// Embeds documents as [`Concepts`] does, and requests one concept over (a request about
+/// lodging lands on the weather): which tools a search finds tells which of the two embedded it.
+struct Shifted(Concepts);
+
+impl Embedder for Shifted {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.0.embed(texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut vectors = self.0.embed(texts)?;
+        vectors.iter_mut().for_each(|v| v.rotate_right(1));
+        Ok(vectors)
+    }
+}
+
+#[test]
+fn requests_are_embedded_as_queries_and_tools_as_documents() {
+    // Documents through `embed`, requests through `embed_queries`, also behind an `Arc`.
+    let weather = ["get_weather", "weather_forecast"];
+    for ranker in [
+        HybridRanker::new(Shifted(Concepts::default())),
+        HybridRanker::new(Arc::new(Shifted(Concepts::default()))),
+    ] {
+        let index = ready_index(with_hotels(), &ranker);
+        let page = index.search("accommodation", None, 10, 0);
+        let mut found = names(&page);
+        found.sort();
+        assert_eq!(found, weather);
+    }
+    let index = ready_index(with_hotels(), &EmbeddingRanker::new(Shifted(Concepts::default())));
+    let page = index.search("lodging", None, 10, 0);
+    let mut found = names(&page);
+    found.sort();
+    assert_eq!(found, weather);
+    // The default `embed_queries` is `embed`.
+    let plain = Concepts::default();
+    assert_eq!(plain.embed_queries(&["hotel rooms"]).unwrap(), plain.embed(&["hotel rooms"]).unwrap());
+}
+
 #[test]
 fn embedding_ranker_alone_ranks_by_similarity() {
     let ranker = EmbeddingRanker::new(Concepts::default());
