@@ -27,7 +27,8 @@ pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
 ///
 /// Every vector of one call must have the same length; they need not be normalised (the rankers
 /// normalise them). Implementations should batch: [`Ranker::prepare`] passes every tool's text
-/// in one call, a search passes one query.
+/// to [`embed`](Embedder::embed) (in chunks), a search passes its request (and the request's
+/// steps) to [`embed_queries`](Embedder::embed_queries) in one call.
 pub trait Embedder: Send + Sync {
     /// One vector per text, in order: the tools' texts (documents) are embedded through this.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
