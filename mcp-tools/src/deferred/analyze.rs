@@ -156,18 +156,15 @@ impl Splitter {
         } else {
             f(Piece::Part(&text[start..end]));
         }
-        match self.parts {
-            0 => self.first = start..end,
-            1 => {
+        if self.parts == 0 {
+            self.first = start..end;
+        } else {
+            if self.parts == 1 {
                 self.whole.clear();
                 lower(&mut self.whole, self.first.clone());
-                self.whole.push('_');
-                lower(&mut self.whole, start..end);
             }
-            _ => {
-                self.whole.push('_');
-                lower(&mut self.whole, start..end);
-            }
+            self.whole.push('_');
+            lower(&mut self.whole, start..end);
         }
         self.parts += 1;
     }

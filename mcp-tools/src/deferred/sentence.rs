@@ -20,7 +20,7 @@ enum Pooling {
 
 /// The prompts a model was trained with before its queries and its documents
 /// (`config_sentence_transformers.json`), empty for a model without.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 struct Prompts {
     query: String,
     document: String,
