@@ -274,6 +274,26 @@ async fn search_tools_ranks_with_the_model_over_the_protocol() {
 }
 
 #[test]
+fn weights_changed_anywhere_are_another_model() {
+    // Two fine-tunings of one model may differ only in some tensors; the id (and so the cache
+    // file's vectors) must follow any change. Here: the lowest bit of the weights file's last
+    // value, far from its middle.
+    let config = std::fs::read_to_string(model_dir().join("config_sentence_transformers.json")).unwrap();
+    let dir = model_with("changed-weights", &config, None);
+    let mut weights = std::fs::read(model_dir().join("model.safetensors")).unwrap();
+    let last = weights.len() - 4;
+    weights[last] ^= 1;
+    std::fs::remove_file(dir.join("model.safetensors")).unwrap();
+    std::fs::write(dir.join("model.safetensors"), &weights).unwrap();
+    let changed = SentenceEmbedder::from_dir(&dir).unwrap();
+    assert_ne!(changed.model_id(), embedder().model_id());
+    let same = model_with("same-weights", &config, None);
+    assert_eq!(SentenceEmbedder::from_dir(&same).unwrap().model_id(), embedder().model_id());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&same).unwrap();
+}
+
+#[test]
 fn a_cache_file_is_reused_by_the_same_model_only() {
     let model = embedder();
     assert!(model.model_id().starts_with("bert "), "{}", model.model_id());
