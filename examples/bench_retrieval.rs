@@ -569,7 +569,9 @@ mod hybrid {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
 
-    use mcp_tools::deferred::{EmbedError, Embedder, EmbeddingRanker, HybridRanker, SentenceEmbedder};
+    use mcp_tools::deferred::{
+        EmbedError, Embedder, EmbeddingRanker, HybridRanker, SentenceEmbedder, Vocabulary,
+    };
 
     use super::*;
 
@@ -605,6 +607,10 @@ mod hybrid {
 
         fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
             self.through(true, texts)
+        }
+
+        fn vocabulary(&self) -> Option<&Vocabulary> {
+            self.model.vocabulary()
         }
     }
 

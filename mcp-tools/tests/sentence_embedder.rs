@@ -148,6 +148,30 @@ fn the_hybrid_ranker_finds_tools_that_share_no_word_with_the_request() {
 }
 
 #[test]
+fn the_model_vocabulary_corrects_misspelt_requests() {
+    let embedder = embedder();
+    let vocabulary = embedder.vocabulary().expect("a WordPiece tokenizer has a vocabulary");
+    // BERT's whole words (about 21,700 of its 30,522 tokens), common ones first.
+    assert!(vocabulary.len() > 20_000, "{}", vocabulary.len());
+    assert!(vocabulary.rank("the") < vocabulary.rank("umbrella"));
+    assert!(vocabulary.knows("label") && vocabulary.knows("cached") && vocabulary.knows("still"));
+    assert!(!vocabulary.knows("lable") && !vocabulary.knows("notifcations"));
+    assert_eq!(vocabulary.rank("##s"), None);
+
+    let mut docs = catalog();
+    docs.push(SearchDoc::new("list_notifications", "List the notifications of the signed-in user."));
+    let ranker = HybridRanker::new(embedder).no_cache_file().background(false);
+    let index = SearchIndex::build(docs.clone(), &ranker);
+    let page = index.search("what notifcations do i have", None, 5, 0);
+    assert_eq!(page.hits.first().map(|h| &*h.name), Some("list_notifications"), "{:?}", page.hits);
+    let mut as_written = ranker;
+    as_written.correct_spelling = false;
+    // As written, no word matches and the misspelt word's pieces mean nothing close: no result.
+    let page = SearchIndex::build(docs, &as_written).search("what notifcations do i have", None, 5, 0);
+    assert_eq!(page.total, 0, "{:?}", page.hits);
+}
+
+#[test]
 fn errors_name_the_file_at_fault() {
     let missing = SentenceEmbedder::from_dir("/nonexistent/model").unwrap_err().to_string();
     assert!(missing.contains("/nonexistent/model/config.json"), "{missing}");

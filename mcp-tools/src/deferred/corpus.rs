@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::analyze::{Analyzer, Piece, Splitter};
 use super::rewrite::{self, Rewriter};
+use super::spell::{self, Vocabulary};
 
 /// A term's number in the [`Corpus`] vocabulary.
 pub type TermId = u32;
@@ -413,6 +414,32 @@ impl Corpus {
                 }))
             })
         })
+    }
+
+    /// `text` with each misspelt word replaced by the word one edit away (a letter deleted or
+    /// inserted, or two neighbours swapped: `lable` → `label`, `notifcations` →
+    /// `notifications`); `None` when nothing changes. A word is corrected only when it is of 5
+    /// to 24 lowercase ASCII letters, stands alone (not part of an identifier, path or handle:
+    /// `acme/lable`, `lable-bot`), and neither this catalog nor `vocabulary` knows it or a word
+    /// of its stem (`cached` is known when either has `cache`); it becomes the catalog word one
+    /// edit away that the most documents use. Names (capitalised, or with no catalog word one
+    /// edit away) stay.
+    /// [`SearchIndex`](super::SearchIndex) searches the corrected query when its ranker has a
+    /// vocabulary ([`Scorer::vocabulary`](super::Scorer::vocabulary)), before spelling out
+    /// abbreviations ([`rewrite`](Corpus::rewrite)).
+    pub fn correct(&self, text: &str, vocabulary: &Vocabulary) -> Option<String> {
+        spell::correct(
+            text,
+            |word| {
+                self.parts.contains_key(word)
+                    || self.analyzer.part_term(word).is_some_and(|stem| self.term_id(&stem).is_some())
+                    || vocabulary.knows(word)
+            },
+            |word| match self.parts.get(word) {
+                Some(&STOP) | None => None,
+                Some(&id) => Some(self.doc_freq(id)),
+            },
+        )
     }
 
     /// Analyzes a query against this corpus.

@@ -261,7 +261,10 @@ impl SearchIndex {
         visible: Option<&dyn Fn(usize) -> bool>,
     ) -> SearchPage {
         let shown = |doc: u32| visible.is_none_or(|v| v(doc as usize));
-        // Abbreviations spelt out from the catalog's own phrases (`PR` → `PR (pull request)`).
+        // Misspelt words corrected (`lable` → `label`) when the ranker has a vocabulary, then
+        // abbreviations spelt out from the catalog's own phrases (`PR` → `PR (pull request)`).
+        let corrected = self.scorer.vocabulary().and_then(|v| self.corpus.correct(query, v));
+        let query = corrected.as_deref().unwrap_or(query);
         let rewritten = self.corpus.rewrite(query);
         let query = self.corpus.query(rewritten.as_deref().unwrap_or(query));
         if query.is_blank() {

@@ -16,7 +16,9 @@
 //! are dropped and the rest stemmed (Snowball English); see [`terms`]. Matching is by whole terms
 //! only: `the` never matches `theme`. An abbreviation in capitals in a request is searched with
 //! the phrase the catalog spells out beside it (`PR` → `PR (pull request)`; see
-//! [`Corpus::rewrite`]).
+//! [`Corpus::rewrite`]). With a sentence-embedding model, a misspelt word that neither the
+//! catalog nor the model's vocabulary knows is corrected to the word one edit away (`lable` →
+//! `label`; see [`Corpus::correct`]).
 //!
 //! ```
 //! use mcp_tools::deferred::{Bm25fRanker, SearchDoc, SearchIndex};
@@ -52,6 +54,7 @@ mod rank;
 mod rewrite;
 #[cfg(feature = "embeddings")]
 mod sentence;
+mod spell;
 #[cfg(test)]
 mod tests;
 
@@ -66,3 +69,4 @@ pub use meta::DeferredTools;
 pub use rank::{Bm25fRanker, Candidate, Ranker, Scorer};
 #[cfg(feature = "embeddings")]
 pub use sentence::SentenceEmbedder;
+pub use spell::Vocabulary;

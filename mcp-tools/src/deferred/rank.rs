@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 
 use super::corpus::{Corpus, Field, Query};
+use super::spell::Vocabulary;
 
 /// One scored document, as a ranker returns it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,6 +59,12 @@ pub trait Scorer: Send + Sync {
 
     /// Blocks until [`is_ready`](Scorer::is_ready). Default: returns at once.
     fn wait_ready(&self) {}
+
+    /// The vocabulary with which the index corrects a query's misspelt words before ranking
+    /// (see [`Corpus::correct`]); `None` (the default) corrects nothing.
+    fn vocabulary(&self) -> Option<&Vocabulary> {
+        None
+    }
 }
 
 /// BM25F: BM25 over several fields, each with its own weight and length normalisation, the

@@ -6,10 +6,12 @@ use std::path::Path;
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::Config;
+use tokenizers::models::ModelWrapper;
 use tokenizers::{Tokenizer, TruncationParams};
 
 use super::bert::{Bert, Products, Scratch};
 use super::dense::{EmbedError, Embedder, HybridRanker};
+use super::spell::Vocabulary;
 
 /// How a sentence's token vectors become one vector (`1_Pooling/config.json`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +109,8 @@ pub struct SentenceEmbedder {
     /// SHA-256 digests of the weights and tokenizer files, read once (see [`fingerprint`]).
     files: String,
     id: String,
+    /// The tokenizer's whole words, for spelling correction (WordPiece tokenizers only).
+    vocabulary: Option<Vocabulary>,
 }
 
 impl std::fmt::Debug for SentenceEmbedder {
@@ -223,6 +227,7 @@ impl SentenceEmbedder {
         });
         let (model, files) = (model?, files?);
         let id = fingerprint(&files, max_length, pooling, &prompts, model.is_int8());
+        let vocabulary = whole_words(&tokenizer);
         Ok(SentenceEmbedder {
             model,
             dir: dir.to_owned(),
@@ -233,6 +238,7 @@ impl SentenceEmbedder {
             pad_id,
             files,
             id,
+            vocabulary,
         })
     }
 
@@ -309,11 +315,27 @@ fn digest(path: &Path) -> std::io::Result<String> {
     Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// The whole words of a WordPiece tokenizer's vocabulary (BERT's: pieces inside a word start
+/// with `##`), by token id, which in BERT's vocabulary runs from common words to rare ones. Other
+/// kinds of tokenizer (BPE, Unigram) mark word starts instead, and are not read.
+fn whole_words(tokenizer: &Tokenizer) -> Option<Vocabulary> {
+    let ModelWrapper::WordPiece(_) = tokenizer.get_model() else { return None };
+    let mut words: Vec<(String, u32)> = tokenizer.get_vocab(false).into_iter().collect();
+    words.sort_unstable_by_key(|&(_, id)| id);
+    Some(Vocabulary::new(words.into_iter().map(|(word, _)| word)))
+}
+
 impl Embedder for SentenceEmbedder {
     /// A fingerprint of the folder: the digests of its weights and tokenizer, the sequence
     /// length, the pooling, the prompts and the kind of products.
     fn model_id(&self) -> String {
         self.id.clone()
+    }
+
+    /// The tokenizer's whole words (WordPiece tokenizers, as BERT models such as
+    /// all-MiniLM-L6-v2 have; `None` for others).
+    fn vocabulary(&self) -> Option<&Vocabulary> {
+        self.vocabulary.as_ref()
     }
 
     /// Unit vectors of documents, each after the model's document prompt if it has one.

@@ -786,3 +786,51 @@ fn abbreviations_are_searched_as_the_catalog_spells_them() {
     let page = index.search("review PR 12", None, 10, 0);
     assert_eq!(&*page.hits[0].name, "pulls_create_review", "{:?}", page.hits);
 }
+
+/// [`Concepts`] with a language's vocabulary, as a WordPiece model has.
+struct Speller(Concepts, Vocabulary);
+
+impl Embedder for Speller {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.0.embed(texts)
+    }
+
+    fn vocabulary(&self) -> Option<&Vocabulary> {
+        Some(&self.1)
+    }
+}
+
+fn labels() -> Vec<SearchDoc> {
+    vec![
+        doc("issues_add_labels", "Add a label to an issue."),
+        doc("list_notifications", "List your notifications."),
+        doc("send_email", "Send an email message."),
+        doc("get_weather", "Current weather for a city."),
+    ]
+}
+
+#[test]
+fn misspelt_words_are_searched_as_the_catalog_word_one_edit_away() {
+    let vocabulary = Vocabulary::new(["the", "on", "what", "do", "have", "slap", "plaza", "still"]);
+    let speller = || HybridRanker::new(Speller(Concepts::default(), vocabulary.clone())).no_cache_file();
+    let index = ready_index(labels(), &speller());
+    assert_eq!(names(&index.search("slap a lable on the issue", None, 10, 0))[0], "issues_add_labels");
+    assert_eq!(names(&index.search("what notifcations do i have", None, 10, 0)), ["list_notifications"]);
+    // A swap of neighbours, in a word the vocabulary does not know either.
+    assert_eq!(names(&index.search("emial", None, 10, 0)), ["send_email"]);
+    // Known words, names and identifiers are searched as written.
+    assert_eq!(index.search("weather at the plaza", None, 10, 0).total, 1);
+    assert_eq!(index.search("acme/lable", None, 10, 0).total, 0);
+    assert_eq!(index.search("Lable", None, 10, 0).total, 0);
+    // Without a vocabulary (the words-only ranker, an embedder without one) or with correction
+    // off, nothing is corrected: a word the catalog lacks may be a name or a word of the language.
+    assert_eq!(
+        ready_index(labels(), &Bm25fRanker::default()).search("what notifcations", None, 10, 0).total,
+        0
+    );
+    let plain = HybridRanker::new(Concepts::default()).no_cache_file();
+    assert_eq!(ready_index(labels(), &plain).search("what notifcations", None, 10, 0).total, 0);
+    let mut off = speller();
+    off.correct_spelling = false;
+    assert_eq!(ready_index(labels(), &off).search("what notifcations", None, 10, 0).total, 0);
+}
