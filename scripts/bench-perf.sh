@@ -50,6 +50,15 @@ notes=""
   echo
   cat bench/perf.table.md
   echo
+  echo "## The targets, round by round (\`scripts/perf-rounds.py\`)"
+  echo
+  echo "Each round of the suite runs every server in turn, so a slow phase of the VM that hits a"
+  echo "round hits both figures of that round's ratio; the tables above divide two medians, which"
+  echo "may come from different rounds. Here each target's ratio is taken within each round, and"
+  echo "the median of the three rounds' ratios is the figure (bold: met)."
+  echo
+  python3 scripts/perf-rounds.py bench/perf-pinned.json bench/perf.json
+  echo
   echo "$notes_marker"
   echo "$notes"
 } > bench/perf.md

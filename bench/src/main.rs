@@ -2,7 +2,9 @@
 //! over a child's stdin/stdout pipes, and HTTP/1.1 over one keep-alive TCP connection per client,
 //! written here so that no client library's cost hides the servers' differences) to every server
 //! of the comparison, and prints one table of medians of three runs, with each figure's ratio to
-//! the hand-written floor. `scripts/bench-perf.sh` builds the servers and runs it.
+//! the hand-written floor. Every section runs round by round, each server in turn within a round,
+//! so that `scripts/perf-rounds.py` can take the targets' ratios within each round (the JSON
+//! keeps every round's figure). `scripts/bench-perf.sh` builds the servers and runs it.
 //!
 //! ```text
 //! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]
@@ -229,8 +231,19 @@ fn catalog(
     dir: &std::path::Path,
     two_tools: &std::path::Path,
 ) {
-    for tools in [10usize, 1_000, 10_000] {
-        for _ in 0..sizes.runs {
+    // The same 1,000-tool page, pre-serialised and written by hand by the floor.
+    let page = {
+        let mut server = stdio::Server::start(large, &["1000".to_string()], Era::Handshake);
+        let page = server.tools_list_text();
+        server.finish();
+        page
+    };
+    let page_file = std::env::temp_dir().join(format!("mcp-bench-page-{}.json", std::process::id()));
+    std::fs::write(&page_file, &page).expect("write the page");
+    // Round by round, every server in turn (as the stdio and HTTP sections do), so that a ratio
+    // can be taken within a round (scripts/perf-rounds.py).
+    for run_index in 0..sizes.runs {
+        for tools in [10usize, 1_000, 10_000] {
             let args = vec![tools.to_string()];
             let mut server = stdio::Server::start(large, &args, Era::Handshake);
             report.add(
@@ -245,18 +258,6 @@ fn catalog(
             let (idle, _) = server.finish();
             report.add(&format!("idle RSS, {tools} tools, MiB"), "mcp-tools", Figure::Mib(idle));
         }
-        eprintln!("  catalog of {tools}: done");
-    }
-    // The same 1,000-tool page, pre-serialised and written by hand by the floor.
-    let page = {
-        let mut server = stdio::Server::start(large, &["1000".to_string()], Era::Handshake);
-        let page = server.tools_list_text();
-        server.finish();
-        page
-    };
-    let page_file = std::env::temp_dir().join(format!("mcp-bench-page-{}.json", std::process::id()));
-    std::fs::write(&page_file, &page).expect("write the page");
-    for _ in 0..sizes.runs {
         let mut server = stdio::Server::start(
             &dir.join("floor-stdio"),
             &[page_file.display().to_string()],
@@ -265,16 +266,15 @@ fn catalog(
         let list = server.list_tools(sizes.list_rounds);
         report.add("tools/list p50, 1000 tools", "floor", Figure::Micros(list.p50));
         server.finish();
-    }
-    let _ = std::fs::remove_file(&page_file);
-    // Idle memory of the two-tool server (after the handshake and a few calls).
-    for _ in 0..sizes.runs {
+        // Idle memory of the two-tool server (after the handshake and a few calls).
         let mut server = stdio::Server::start(two_tools, &[], Era::Handshake);
         report.add("start-up to initialize answer, 2 tools", "mcp-tools", Figure::Millis(server.started));
         server.sequential(10, 100);
         let (idle, _) = server.finish();
         report.add("idle RSS, 2 tools, MiB", "mcp-tools", Figure::Mib(idle));
+        eprintln!("  run {}: catalog of 10, 1,000 and 10,000 tools", run_index + 1);
     }
+    let _ = std::fs::remove_file(&page_file);
 }
 
 /// The servers also sent 2026-07-28 requests: ours, and the floor (which reads the same longer
