@@ -214,20 +214,23 @@ impl SentenceEmbedder {
         // model is loaded (candle's documented requirement for `from_mmaped_safetensors`).
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
             .map_err(|e| format!("{}: {e}", weights.display()))?;
-        // The files' digests (the key of the vectors' cache) are read while the weights load.
-        let (model, files) = std::thread::scope(|scope| {
-            let files = scope.spawn(|| -> Result<String, EmbedError> {
-                let weights = digest(&weights).map_err(|e| format!("{}: {e}", weights.display()))?;
-                let tokenizer =
-                    digest(&tokenizer_path).map_err(|e| format!("{}: {e}", tokenizer_path.display()))?;
-                Ok(format!("{weights} tokenizer {tokenizer}"))
+        // The files' digests (the key of the vectors' cache) are read, and the vocabulary made,
+        // while the weights load.
+        let (model, (files, vocabulary)) = std::thread::scope(|scope| {
+            let files = scope.spawn(|| {
+                let files = || -> Result<String, EmbedError> {
+                    let weights = digest(&weights).map_err(|e| format!("{}: {e}", weights.display()))?;
+                    let tokenizer =
+                        digest(&tokenizer_path).map_err(|e| format!("{}: {e}", tokenizer_path.display()))?;
+                    Ok(format!("{weights} tokenizer {tokenizer}"))
+                };
+                (files(), whole_words(&tokenizer))
             });
             let model = Bert::load(vb, &config, products).map_err(|e| format!("{}: {e}", weights.display()));
             (model, files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (model, files) = (model?, files?);
         let id = fingerprint(&files, max_length, pooling, &prompts, model.is_int8());
-        let vocabulary = whole_words(&tokenizer);
         Ok(SentenceEmbedder {
             model,
             dir: dir.to_owned(),
