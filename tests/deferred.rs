@@ -165,7 +165,7 @@ fn catalog_model_option_explains_what_is_missing() {
 }
 
 mod in_process {
-    use mcp_tools::deferred::{DeferredTools, EmbedError, Embedder, HybridRanker};
+    use mcp_tools::deferred::{DeferredTools, EmbedError, Embedder, HybridRanker, Vocabulary};
     use mcp_tools::testing::TestClient;
     use mcp_tools::{Server, Tool, ToolResult, tool};
     use serde_json::json;
@@ -267,6 +267,33 @@ mod in_process {
         assert_eq!(found.structured().unwrap()["tools"], json!([]), "no word matches, no meaning to match");
         let found = search("accommodation").await;
         assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels");
+    }
+
+    /// [`Lodging`] with a vocabulary of a few English words, for spelling correction.
+    struct Speller(Vocabulary);
+
+    impl Embedder for Speller {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            Lodging.embed(texts)
+        }
+
+        fn vocabulary(&self) -> Option<&Vocabulary> {
+            Some(&self.0)
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn search_tools_says_how_a_misspelt_query_was_searched() {
+        let words = Vocabulary::new(["find", "in", "rome", "cheap"]);
+        let server = hotel_server(HybridRanker::new(Speller(words)).background(false).no_cache_file());
+        let client = TestClient::connect(&server).await;
+        let found = client.call("search_tools", json!({"query": "find cheap hoetls in rome"})).await.unwrap();
+        let page = found.structured().unwrap();
+        assert_eq!(page["tools"][0]["name"], "find_hotels", "{}", found.text());
+        assert_eq!(page["searchedAs"], "find cheap hotels in rome");
+        // Written right: no `searchedAs`.
+        let found = client.call("search_tools", json!({"query": "find cheap hotels in rome"})).await.unwrap();
+        assert_eq!(found.structured().unwrap().get("searchedAs"), None, "{}", found.text());
     }
 
     /// [`Lodging`], once released: holds the catalog's embedding until then.

@@ -78,6 +78,10 @@ pub struct SearchPage {
     pub total: usize,
     /// The offset of the next page, if there are more results.
     pub next_offset: Option<usize>,
+    /// The query as it was searched when misspelt words of it were corrected (`slap a label on
+    /// #88` for `slap a lable on #88`; see [`Corpus::correct`]); `None` when it was searched as
+    /// written.
+    pub searched: Option<String>,
 }
 
 /// A searchable catalog of tools. Built once; a changed catalog builds a new index.
@@ -225,7 +229,7 @@ impl SearchIndex {
         let total = ranked.len();
         let end = offset.saturating_add(limit).min(total);
         if offset >= end {
-            return SearchPage { hits: Vec::new(), total, next_offset: None };
+            return SearchPage { hits: Vec::new(), total, next_offset: None, searched: None };
         }
         if let Some(order) = order {
             if end < total {
@@ -238,7 +242,7 @@ impl SearchIndex {
             .iter()
             .map(|r| Hit { doc: r.doc as usize, name: self.names[r.doc as usize].clone(), score: r.score })
             .collect();
-        SearchPage { hits, total, next_offset: (end < total).then_some(end) }
+        SearchPage { hits, total, next_offset: (end < total).then_some(end), searched: None }
     }
 
     /// Searches. A blank query (no word) lists every document, by name; otherwise documents are
@@ -276,7 +280,12 @@ impl SearchIndex {
                     .iter()
                     .map(|&d| Hit { doc: d as usize, name: self.names[d as usize].clone(), score: 0.0 })
                     .collect();
-                return SearchPage { hits, total, next_offset: (end < total && offset < end).then_some(end) };
+                return SearchPage {
+                    hits,
+                    total,
+                    next_offset: (end < total && offset < end).then_some(end),
+                    searched: None,
+                };
             }
             let ranked = self
                 .by_name
@@ -320,7 +329,8 @@ impl SearchIndex {
                 .then(b.score.total_cmp(&a.score))
                 .then(self.name_rank[a.doc as usize].cmp(&self.name_rank[b.doc as usize]))
         };
-        self.page(ranked, limit, offset, Some(&order))
+        let page = self.page(ranked, limit, offset, Some(&order));
+        SearchPage { searched: corrected, ..page }
     }
 
     /// Up to `k` names close to `name`, for "did you mean": names within a small edit distance

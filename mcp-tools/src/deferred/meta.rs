@@ -295,6 +295,7 @@ fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
                 }},
                 "total": {"type": "integer", "description": "How many tools matched in all."},
                 "nextCursor": {"type": "string"},
+                "searchedAs": {"type": "string", "description": "The query as searched, its misspelt words corrected."},
                 "hint": {"type": "string"}
             },
             "required": ["tools", "total"]
@@ -507,9 +508,17 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, caller: Option<&AuthInfo>
         #[serde(skip_serializing_if = "Option::is_none")]
         next_cursor: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        searched_as: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         hint: Option<String>,
     }
-    let page = Page { tools, total: page.total, next_cursor: page.next_offset.map(|n| n.to_string()), hint };
+    let page = Page {
+        tools,
+        total: page.total,
+        next_cursor: page.next_offset.map(|n| n.to_string()),
+        searched_as: page.searched,
+        hint,
+    };
     // Serialized once; the same text is the structured content and the text block.
     match serde_json::value::to_raw_value(&page) {
         Ok(raw) => ToolResult::from_raw_structured(raw),

@@ -815,7 +815,10 @@ fn misspelt_words_are_searched_as_the_catalog_word_one_edit_away() {
     let speller = || HybridRanker::new(Speller(Concepts::default(), vocabulary.clone())).no_cache_file();
     let index = ready_index(labels(), &speller());
     assert_eq!(names(&index.search("slap a lable on the issue", None, 10, 0))[0], "issues_add_labels");
-    assert_eq!(names(&index.search("what notifcations do i have", None, 10, 0)), ["list_notifications"]);
+    let page = index.search("what notifcations do i have", None, 10, 0);
+    assert_eq!(names(&page), ["list_notifications"]);
+    assert_eq!(page.searched.as_deref(), Some("what notifications do i have"));
+    assert_eq!(index.search("list notifications", None, 10, 0).searched, None);
     // A swap of neighbours, in a word the vocabulary does not know either.
     assert_eq!(names(&index.search("emial", None, 10, 0)), ["send_email"]);
     // Known words, names and identifiers are searched as written.
