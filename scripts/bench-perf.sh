@@ -52,10 +52,11 @@ notes=""
   echo
   echo "## The targets, round by round (\`scripts/perf-rounds.py\`)"
   echo
-  echo "Each round of the suite runs every server in turn, so a slow phase of the VM that hits a"
-  echo "round hits both figures of that round's ratio; the tables above divide two medians, which"
-  echo "may come from different rounds. Here each target's ratio is taken within each round, and"
-  echo "the median of the three rounds' ratios is the figure (bold: met)."
+  echo "Each round of the suite starts the servers it compares together and measures them slice by"
+  echo "slice, each in turn, so a slow phase of the VM that hits a round hits both figures of that"
+  echo "round's ratio; the tables above divide two medians, which may come from different rounds."
+  echo "Here each target's ratio is taken within each round, and the median of the three rounds'"
+  echo "ratios is the figure (bold: met)."
   echo
   python3 scripts/perf-rounds.py bench/perf-pinned.json bench/perf.json
   echo

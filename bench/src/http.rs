@@ -8,7 +8,7 @@ use std::process::{Child, Stdio};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use crate::{Era, Latency, add_request, check_add};
+use crate::{Burst, Era, Samples, add_request, check_add};
 
 pub struct Server {
     child: Child,
@@ -38,7 +38,7 @@ impl Server {
     }
 
     /// `tools/call add`, one at a time, on one connection.
-    pub fn sequential(&self, era: Era, warmup: usize, calls: usize) -> Latency {
+    pub fn sequential(&self, era: Era, warmup: usize, calls: usize) -> Samples {
         let mut client = Client::open(&self.addr, era);
         let mut samples = Vec::with_capacity(calls);
         let mut measured_from = Instant::now();
@@ -52,11 +52,11 @@ impl Server {
                 samples.push(begin.elapsed());
             }
         }
-        Latency::of(samples, measured_from.elapsed())
+        Samples::new(samples, measured_from.elapsed())
     }
 
-    /// `clients` connections calling `tools/call add` in parallel: calls per second.
-    pub fn parallel(&self, era: Era, clients: usize, calls_each: usize) -> f64 {
+    /// `clients` connections calling `tools/call add` in parallel.
+    pub fn parallel(&self, era: Era, clients: usize, calls_each: usize) -> Burst {
         let barrier = Barrier::new(clients + 1);
         std::thread::scope(|scope| {
             for _ in 0..clients {
@@ -75,7 +75,7 @@ impl Server {
             barrier.wait();
             let begin = Instant::now();
             barrier.wait();
-            (clients * calls_each) as f64 / begin.elapsed().as_secs_f64()
+            Burst::new(clients * calls_each, begin.elapsed())
         })
     }
 }

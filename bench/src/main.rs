@@ -2,9 +2,12 @@
 //! over a child's stdin/stdout pipes, and HTTP/1.1 over one keep-alive TCP connection per client,
 //! written here so that no client library's cost hides the servers' differences) to every server
 //! of the comparison, and prints one table of medians of three runs, with each figure's ratio to
-//! the hand-written floor. Every section runs round by round, each server in turn within a round,
-//! so that `scripts/perf-rounds.py` can take the targets' ratios within each round (the JSON
-//! keeps every round's figure). `scripts/bench-perf.sh` builds the servers and runs it.
+//! the hand-written floor. Every section runs round by round (the JSON keeps every round's
+//! figure, so that `scripts/perf-rounds.py` can take the targets' ratios within each round).
+//! Within a round, the servers compared are all started, then measured slice by slice, each in
+//! turn (forwards, then backwards), so that a slow moment of the machine, which lasts a second
+//! or two on these VMs, falls on all of them alike rather than on whichever ran then.
+//! `scripts/bench-perf.sh` builds the servers and runs it.
 //!
 //! ```text
 //! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]
@@ -41,6 +44,8 @@ struct Sizes {
     http_per_client: usize,
     list_rounds: usize,
     runs: usize,
+    /// How many slices each round's measurements are cut into (servers take turns by slice).
+    slices: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -49,8 +54,9 @@ const FULL: Sizes = Sizes {
     pipelined: 100_000,
     http_sequential: 10_000,
     http_per_client: 4_000,
-    list_rounds: 40,
+    list_rounds: 200,
     runs: 3,
+    slices: 5,
 };
 const QUICK: Sizes = Sizes {
     warmup: 300,
@@ -58,8 +64,9 @@ const QUICK: Sizes = Sizes {
     pipelined: 10_000,
     http_sequential: 1_000,
     http_per_client: 400,
-    list_rounds: 5,
+    list_rounds: 20,
     runs: 1,
+    slices: 2,
 };
 
 /// The era of the requests a measurement sends.
@@ -156,7 +163,7 @@ fn main() {
     let run = |section: &str| only.as_deref().is_none_or(|o| o == section);
 
     // stdio: sequential latency and pipelined throughput, both eras for ours.
-    // Runs alternate between servers, so that a slow moment of the machine is shared out.
+    // A round starts every server, then measures them slice by slice, each in turn (see above).
     let mut stdio_subjects = Vec::new();
     for subject in &subjects {
         let eras: &[Era] = match subject.name {
@@ -169,18 +176,35 @@ fn main() {
         }
     }
     for run_index in 0..sizes.runs {
-        for (column, subject, era) in stdio_subjects.iter().filter(|_| run("stdio")) {
-            let mut server = stdio::Server::start(&subject.binary, &subject.stdio_args, *era);
-            let seq = server.sequential(sizes.warmup, sizes.sequential);
+        if !run("stdio") {
+            break;
+        }
+        let mut servers: Vec<_> = stdio_subjects
+            .iter()
+            .map(|(column, subject, era)| {
+                let mut server = stdio::Server::start(&subject.binary, &subject.stdio_args, *era);
+                server.sequential(sizes.warmup, 0);
+                (column, server, Samples::default(), Burst::default())
+            })
+            .collect();
+        for slice in 0..sizes.slices {
+            for i in turns(servers.len(), slice) {
+                let (_, server, sequential, pipelined) = &mut servers[i];
+                sequential
+                    .add(server.sequential(sizes.warmup / sizes.slices, sizes.sequential / sizes.slices));
+                pipelined.add(server.pipelined(sizes.pipelined / sizes.slices, 32));
+            }
+        }
+        for (column, server, sequential, pipelined) in servers {
+            let seq = sequential.latency();
             report.add("stdio sequential p50", column, Figure::Micros(seq.p50));
             report.add("stdio sequential p99", column, Figure::Micros(seq.p99));
             report.add("stdio sequential calls/s", column, Figure::Rate(seq.rate));
-            let rate = server.pipelined(sizes.pipelined, 32);
-            report.add("stdio 32 in flight calls/s", column, Figure::Rate(rate));
+            report.add("stdio 32 in flight calls/s", column, Figure::Rate(pipelined.rate()));
             let (_, peak) = server.finish();
             report.add("RSS after load (peak), MiB", column, Figure::Mib(peak));
-            eprintln!("  run {}: stdio {column}", run_index + 1);
         }
+        eprintln!("  run {}: stdio", run_index + 1);
     }
 
     // HTTP: one client sequential, sixteen clients in parallel.
@@ -206,15 +230,30 @@ fn main() {
         }
     }
     for run_index in 0..sizes.runs {
-        for (column, binary, args, era) in http_subjects.iter().filter(|_| run("http")) {
-            let server = http::Server::start(binary, args);
-            let seq = server.sequential(*era, sizes.warmup.min(1_000), sizes.http_sequential);
+        if !run("http") {
+            break;
+        }
+        let mut servers: Vec<_> = http_subjects
+            .iter()
+            .map(|(column, binary, args, era)| {
+                (column, http::Server::start(binary, args), *era, Samples::default(), Burst::default())
+            })
+            .collect();
+        let warmup = sizes.warmup.min(1_000) / sizes.slices;
+        for slice in 0..sizes.slices {
+            for i in turns(servers.len(), slice) {
+                let (_, server, era, sequential, parallel) = &mut servers[i];
+                sequential.add(server.sequential(*era, warmup, sizes.http_sequential / sizes.slices));
+                parallel.add(server.parallel(*era, 16, sizes.http_per_client / sizes.slices));
+            }
+        }
+        for (column, _, _, sequential, parallel) in servers {
+            let seq = sequential.latency();
             report.add("HTTP 1 client p50", column, Figure::Micros(seq.p50));
             report.add("HTTP 1 client p99", column, Figure::Micros(seq.p99));
-            let rate = server.parallel(*era, 16, sizes.http_per_client);
-            report.add("HTTP 16 clients calls/s", column, Figure::Rate(rate));
-            eprintln!("  run {}: http {column}", run_index + 1);
+            report.add("HTTP 16 clients calls/s", column, Figure::Rate(parallel.rate()));
         }
+        eprintln!("  run {}: http", run_index + 1);
     }
 
     if run("catalog") {
@@ -251,21 +290,40 @@ fn catalog(
                 "mcp-tools",
                 Figure::Millis(server.started),
             );
-            let seq = server.sequential(sizes.warmup, sizes.sequential / 2);
+            let seq = server.sequential(sizes.warmup, sizes.sequential / 2).latency();
             report.add(&format!("stdio sequential p50, {tools} tools"), "mcp-tools", Figure::Micros(seq.p50));
-            let list = server.list_tools(sizes.list_rounds);
-            report.add(&format!("tools/list p50, {tools} tools"), "mcp-tools", Figure::Micros(list.p50));
+            let list = if tools == 1_000 {
+                // Against the floor writing the same page, slice by slice in turn.
+                let mut floor = stdio::Server::start(
+                    &dir.join("floor-stdio"),
+                    &[page_file.display().to_string()],
+                    Era::Handshake,
+                );
+                let (mut ours, mut floors) = (Samples::default(), Samples::default());
+                for slice in 0..sizes.slices {
+                    let rounds = sizes.list_rounds / sizes.slices;
+                    if slice.is_multiple_of(2) {
+                        ours.add(server.list_tools(rounds));
+                        floors.add(floor.list_tools(rounds));
+                    } else {
+                        floors.add(floor.list_tools(rounds));
+                        ours.add(server.list_tools(rounds));
+                    }
+                }
+                floor.finish();
+                report.add("tools/list p50, 1000 tools", "floor", Figure::Micros(floors.latency().p50));
+                ours
+            } else {
+                server.list_tools(sizes.list_rounds)
+            };
+            report.add(
+                &format!("tools/list p50, {tools} tools"),
+                "mcp-tools",
+                Figure::Micros(list.latency().p50),
+            );
             let (idle, _) = server.finish();
             report.add(&format!("idle RSS, {tools} tools, MiB"), "mcp-tools", Figure::Mib(idle));
         }
-        let mut server = stdio::Server::start(
-            &dir.join("floor-stdio"),
-            &[page_file.display().to_string()],
-            Era::Handshake,
-        );
-        let list = server.list_tools(sizes.list_rounds);
-        report.add("tools/list p50, 1000 tools", "floor", Figure::Micros(list.p50));
-        server.finish();
         // Idle memory of the two-tool server (after the handshake and a few calls).
         let mut server = stdio::Server::start(two_tools, &[], Era::Handshake);
         report.add("start-up to initialize answer, 2 tools", "mcp-tools", Figure::Millis(server.started));
@@ -310,6 +368,57 @@ pub fn command(binary: &std::path::Path) -> std::process::Command {
     let mut command = std::process::Command::new(&words[0]);
     command.args(&words[1..]);
     command
+}
+
+/// The order in which `count` servers take their turn in slice `slice`: forwards, then
+/// backwards, so that no server always follows the same one.
+fn turns(count: usize, slice: usize) -> Vec<usize> {
+    if slice.is_multiple_of(2) { (0..count).collect() } else { (0..count).rev().collect() }
+}
+
+/// Each call's latency over one or more slices of a measurement, and the time they took.
+#[derive(Default)]
+pub struct Samples {
+    samples: Vec<Duration>,
+    took: Duration,
+}
+
+impl Samples {
+    pub fn new(samples: Vec<Duration>, took: Duration) -> Samples {
+        Samples { samples, took }
+    }
+
+    pub fn add(&mut self, more: Samples) {
+        self.samples.extend(more.samples);
+        self.took += more.took;
+    }
+
+    pub fn latency(self) -> Latency {
+        Latency::of(self.samples, self.took)
+    }
+}
+
+/// Calls made with many in flight over one or more slices, and the time they took.
+#[derive(Default)]
+pub struct Burst {
+    calls: usize,
+    took: Duration,
+}
+
+impl Burst {
+    pub fn new(calls: usize, took: Duration) -> Burst {
+        Burst { calls, took }
+    }
+
+    pub fn add(&mut self, more: Burst) {
+        self.calls += more.calls;
+        self.took += more.took;
+    }
+
+    /// Calls per second.
+    pub fn rate(&self) -> f64 {
+        self.calls as f64 / self.took.as_secs_f64()
+    }
 }
 
 /// Latencies of one measurement.

@@ -7,7 +7,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::{Era, Latency, STATELESS_META, add_request, check_add};
+use crate::{Burst, Era, STATELESS_META, Samples, add_request, check_add};
 
 pub struct Server {
     child: Child,
@@ -84,7 +84,7 @@ impl Server {
     }
 
     /// `tools/call add`, one at a time.
-    pub fn sequential(&mut self, warmup: usize, calls: usize) -> Latency {
+    pub fn sequential(&mut self, warmup: usize, calls: usize) -> Samples {
         let mut samples = Vec::with_capacity(calls);
         let begin_all = Instant::now();
         let mut measured_from = begin_all;
@@ -104,11 +104,11 @@ impl Server {
                 samples.push(took);
             }
         }
-        Latency::of(samples, measured_from.elapsed())
+        Samples::new(samples, measured_from.elapsed())
     }
 
-    /// `tools/call add` with `window` requests in flight: calls per second.
-    pub fn pipelined(&mut self, calls: usize, window: usize) -> f64 {
+    /// `tools/call add` with `window` requests in flight.
+    pub fn pipelined(&mut self, calls: usize, window: usize) -> Burst {
         let first = self.next_id + 1;
         self.next_id += calls as u64;
         let era = self.era;
@@ -136,11 +136,11 @@ impl Server {
                 let _ = tokens.try_send(());
             }
         });
-        calls as f64 / begin.elapsed().as_secs_f64()
+        Burst::new(calls, begin.elapsed())
     }
 
     /// `tools/list` (one page), one at a time.
-    pub fn list_tools(&mut self, rounds: usize) -> Latency {
+    pub fn list_tools(&mut self, rounds: usize) -> Samples {
         let params = match self.era {
             Era::Handshake => "{}".to_owned(),
             Era::Stateless | Era::HandshakeSameBytes => format!(r#"{{"_meta":{STATELESS_META}}}"#),
@@ -154,7 +154,7 @@ impl Server {
             assert!(answer.contains("\"tools\""), "tools/list failed: {}", &answer[..answer.len().min(300)]);
         }
         samples.drain(..2); // warm-up
-        Latency::of(samples, all.elapsed())
+        Samples::new(samples, all.elapsed())
     }
 
     /// The `result` of `tools/list`, as text.
