@@ -569,7 +569,13 @@ const NOTES: &str = r#"### How to read this
   information a tool contains (its square root: 0.740 / 0.599 and 0.693 / 0.534, BFCL −0.006;
   the share itself: lower still); conversational filler dropped from the embedded request
   (`can you`, `pls`, `for me`, …: within a task); the steps' cosines weighted 0.9, or mixed with
-  the whole request's (within a task); **several vectors per tool**: the short text and up
+  the whole request's (within a task); a clause set off by a colon or a spaced dash (`open an
+  issue in acme/api: login page returns 500 …`) as a step of its own, or only the part before
+  it embedded beside the whole request (measured with f32 products on an AVX2 machine, where
+  the default gives 0.910 / 0.808, 0.764 / 0.593, 0.747 / 0.552: as steps BFCL 0.909 / 0.808,
+  mcp-servers 0.764 / 0.597, github-rest 0.747 / 0.556, a minus sign or a colon's value
+  becoming a step on BFCL; the part before 0.910 / 0.808, 0.764 / 0.593, 0.747 / 0.554: a task
+  or two either way); **several vectors per tool**: the short text and up
   to three more sentences of the description, each after the tool's name, scored by the best
   (0.787 / 0.565 and 0.720 / 0.542) or by the short text's cosine moved half-way toward the
   best (0.780 / 0.584 and 0.713 / 0.539); and **a linear map of the request's vector learned from
