@@ -301,13 +301,10 @@ fn catalog(
                 );
                 let (mut ours, mut floors) = (Samples::default(), Samples::default());
                 for slice in 0..sizes.slices {
-                    let rounds = sizes.list_rounds / sizes.slices;
-                    if slice.is_multiple_of(2) {
-                        ours.add(server.list_tools(rounds));
-                        floors.add(floor.list_tools(rounds));
-                    } else {
-                        floors.add(floor.list_tools(rounds));
-                        ours.add(server.list_tools(rounds));
+                    for i in turns(2, slice) {
+                        let (who, samples) =
+                            if i == 0 { (&mut server, &mut ours) } else { (&mut floor, &mut floors) };
+                        samples.add(who.list_tools(sizes.list_rounds / sizes.slices));
                     }
                 }
                 floor.finish();
