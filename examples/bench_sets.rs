@@ -489,7 +489,8 @@ const NOTES: &str = r#"### How to read this
   both, github-rest's since spelling correction); with the tuned model (below) only
   github-rest's MRR (0.597). **Embedding** takes 2.5 to 3.2 ms per tool with int8 products on
   the three sets in this run (an AMD EPYC with AVX-512 VNNI; 2.1 to 3.5 on the Intel Xeon of
-  the stop before), so ≤ 5 ms is met; f32 products take 3.1 to 5.5 ms (5.8 to 8.3 on the Intel
+  the stop before), so ≤ 5 ms is met there, though not on a Zen 3 without AVX-512 (9 to 14
+  ms, below); f32 products take 3.1 to 5.5 ms (5.8 to 8.3 on the Intel
   machine in a slow phase). The served 529-tool catalog's index is ready 1.4 s after the
   process starts, model loading included (1.7 to 2.7 s on the Intel machine, and 3.9 to 5.1 s
   there with f32 products). Since an earlier run every layer runs on buffers kept from batch
@@ -517,8 +518,22 @@ const NOTES: &str = r#"### How to read this
   0.81); groups of 64 or 128 also lost a task or two; groups of 32 give the figures of f32
   products (the row "f32 products" above: the same on BFCL and mcp-servers, one task more on
   github-rest with int8), vectors within a cosine of 0.999 of f32's (a test checks 0.998
-  against candle's `BertModel`). `SentenceEmbedder::exact()` keeps f32 products; CPUs without
-  VNNI get them anyway. candle's own quantised products (`QMatMul`, `Q8_0`) were measured at a
+  against candle's `BertModel`). `SentenceEmbedder::exact()` keeps f32 products. **An AVX2
+  kernel** (a later stop, on an AMD EPYC Zen 3 without AVX-512) runs the same int8 products on
+  CPUs with AVX2 and FMA, bit for bit the VNNI kernel's numbers: the weights widened to 16 bits
+  as they are loaded, the inputs stored in 16 bits, `vpmaddwd` and exact 32-bit sums per
+  group, then the same fused f32 steps in the same order (a test checks every kernel the CPU
+  runs against that arithmetic written out value by value). Search now ranks alike on every
+  x86-64 CPU with AVX2: on the Zen 3 the default gives this table's figures (0.911 / 0.808,
+  0.764 / 0.593, 0.753 / 0.554, and the same 20 BFCL requests without a result), where its f32
+  products gave 0.910 / 0.808, 0.764 / 0.593 and 0.747 / 0.552 to 0.554. It is no faster
+  there: `vpmaddwd` (16 multiply-adds) issues once a cycle on Zen 3 where an f32 FMA (8)
+  issues twice, so both run about 45 G multiply-adds a second on its 2 cores. Per tool in this
+  table's timing 9.3 to 14.4 ms against 9.8 to 14.2 with f32 products; the served 529-tool
+  index ready in 5.6 to 6.2 s against 6.1 to 6.6 s; a query 9.4 to 11.4 ms against 17.7 to
+  23.0 (a query's small products stay on one thread, without gemm's hand-offs). So ≤ 5 ms per
+  tool is not met on that CPU, with either products: the encoder runs at the CPU's arithmetic
+  rate there. Other CPUs (no AVX2, or not x86-64) keep f32 products. candle's own quantised products (`QMatMul`, `Q8_0`) were measured at a
   tenth of its f32 speed on these shapes. Tried and not kept: the feed-forward part computed
   256 tokens at a time so that its intermediate vectors stay in the cache (slower: each piece
   packs the weight matrix again). What fails:
@@ -863,7 +878,7 @@ mod models {
         let named = outside.vectors.as_deref().unwrap_or(dir);
         let name = named.file_stem().map_or("model".into(), |n| n.to_string_lossy().into_owned());
         let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
-        let int8 = if model(dir, cut, false)?.is_int8() { "int8" } else { "f32 (no AVX-512 VNNI)" };
+        let int8 = if model(dir, cut, false)?.is_int8() { "int8" } else { "f32 (no AVX2)" };
         if outside.active() {
             return Ok((rankers(dir, &name, outside)?, Vec::new()));
         }

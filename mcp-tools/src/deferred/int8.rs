@@ -1,14 +1,24 @@
-//! int8 matrix products for the encoder's linear layers, on CPUs with AVX-512 VNNI (one
-//! instruction multiplies and adds 64 pairs of bytes, four times the multiply-adds of an f32
-//! instruction). Weights and inputs are quantised in groups of 32 values along the inner
-//! dimension, each group with its own scale (as ggml's `Q8_0`): a scale per row alone loses
-//! retrieval quality on the sets of `bench/retrieval.md`, groups of 32 give the same figures
-//! as f32. The weights are quantised once, when the model loads; each input row's groups when
-//! it is multiplied.
+//! int8 matrix products for the encoder's linear layers. Weights and inputs are quantised in
+//! groups of 32 values along the inner dimension, each group with its own scale (as ggml's
+//! `Q8_0`): a scale per row alone loses retrieval quality on the sets of `bench/retrieval.md`,
+//! groups of 32 give the same figures as f32. The weights are quantised once, when the model
+//! loads; each input row's groups when it is multiplied.
 //!
-//! VNNI multiplies unsigned by signed bytes, so an input group is stored as `q + 128` (`q` in
-//! −127..=127) and the product of a group is corrected by `128 · Σ w` of the weights' group,
-//! folded with the weights' scale into one multiply-subtract per group.
+//! Two kernels compute the same numbers, bit for bit, so that search ranks alike on every
+//! x86-64 CPU with AVX2: the integer sum of a group's products is exact in both, and the f32
+//! steps after it (one fused multiply-subtract and one fused multiply-add per group, in the
+//! same order) are the same instructions on 16 or 8 lanes.
+//! - **AVX-512 VNNI**: one instruction multiplies and adds 64 pairs of bytes, four times the
+//!   multiply-adds of an f32 instruction. VNNI multiplies unsigned by signed bytes, so an input
+//!   group is stored as `q + 128` (`q` in −127..=127) and the product of a group is corrected
+//!   by `128 · Σ w` of the weights' group, folded with the weights' scale into one
+//!   multiply-subtract per group.
+//! - **AVX2** (with FMA): the same weights, widened to 16 bits as they are loaded, and the
+//!   inputs stored widened (`q + 128` in 16 bits); one `vpmaddwd` multiplies 16 pairs and adds
+//!   them two by two into 32-bit sums (exact: `255 · 127 · 2` is far from 2³¹). A group's sums
+//!   are then the VNNI kernel's, corrected and scaled the same way.
+//!
+//! Other CPUs keep f32 products.
 
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
@@ -17,36 +27,62 @@ use super::approx::gelu;
 
 /// Values sharing one scale, along the inner dimension.
 const GROUP: usize = 32;
-/// Output columns per vector: 16 lanes of 32 bits.
+/// Output columns per vector of the VNNI kernel: 16 lanes of 32 bits.
 const LANES: usize = 16;
+/// Output columns per tile of the AVX2 kernel (half a block of [`LANES`] columns).
+const HALF: usize = LANES / 2;
 /// Input rows per tile of the product.
 const TILE_ROWS: usize = 6;
-/// Vectors of output columns per tile (32 columns).
+/// Vectors of output columns per tile (32 columns) of the VNNI kernel.
 const TILE_VECTORS: usize = 2;
 /// Input rows per parallel task.
 const TASK_ROWS: usize = 48;
 
-/// Whether this CPU runs [`Int8Linear`] (AVX-512 with VNNI).
-pub(super) fn supported() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vnni")
+/// The instructions an [`Int8Linear`] runs on; both give the same results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kernel {
+    /// AVX-512 F, BW and VNNI.
+    Vnni,
+    /// AVX2 and FMA.
+    Avx2,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs, if any.
+    pub(super) fn detect() -> Option<Kernel> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vnni")
+            {
+                return Some(Kernel::Vnni);
+            }
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                return Some(Kernel::Avx2);
+            }
+        }
+        None
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+
+    /// Whether this CPU runs the kernel.
+    fn runs_here(self) -> bool {
+        match (self, Kernel::detect()) {
+            (_, None) => false,
+            (Kernel::Avx2, Some(_)) => true,
+            (Kernel::Vnni, Some(best)) => best == Kernel::Vnni,
+        }
     }
 }
 
 /// A linear layer `x · Wᵀ + b` with int8 weights, as a candle operation on `(…, inner)` f32
-/// tensors. Built only where [`supported`].
+/// tensors. Built only where the CPU runs a [`Kernel`].
 pub(super) struct Int8Linear {
+    kernel: Kernel,
     outputs: usize,
     inner: usize,
     /// Per block of 16 output columns, per group, per 4 inner positions: the 16 columns'
-    /// 4 weights (64 bytes, one vector).
+    /// 4 weights (64 bytes, one VNNI vector; four AVX2 ones once widened, of 4 columns each).
     weights: Vec<i8>,
     /// Per block of 16 columns and group: the 16 columns' scales, then each scale times
     /// `128 · Σ w` of the column's group (the correction for the inputs' offset).
@@ -57,11 +93,24 @@ pub(super) struct Int8Linear {
 }
 
 impl Int8Linear {
-    /// Quantises `weight` (`(outputs, inner)`); `None` if the shape does not suit the tiles
-    /// (inner dimension a multiple of 32, outputs a multiple of 16) or the CPU lacks VNNI.
+    /// Quantises `weight` (`(outputs, inner)`) for this CPU's kernel; `None` if the shape does
+    /// not suit the tiles (inner dimension a multiple of 32, outputs a multiple of 16) or the
+    /// CPU runs no kernel.
     pub(super) fn new(weight: &Tensor, bias: Option<&Tensor>) -> Result<Option<Int8Linear>> {
+        match Kernel::detect() {
+            Some(kernel) => Int8Linear::with_kernel(weight, bias, kernel),
+            None => Ok(None),
+        }
+    }
+
+    /// [`new`](Self::new) with the given kernel; `None` also where the CPU does not run it.
+    pub(super) fn with_kernel(
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        kernel: Kernel,
+    ) -> Result<Option<Int8Linear>> {
         let (outputs, inner) = weight.dims2()?;
-        if !supported() || inner % GROUP != 0 || outputs % LANES != 0 || inner == 0 {
+        if !kernel.runs_here() || inner % GROUP != 0 || outputs % LANES != 0 || inner == 0 {
             return Ok(None);
         }
         let rows = weight.to_vec2::<f32>()?;
@@ -72,8 +121,8 @@ impl Int8Linear {
             .par_iter()
             .map(|row| {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: `supported()` (checked above): the CPU has AVX-512 F.
-                return unsafe { quantise_row_avx512(row) };
+                // SAFETY: `runs_here()` (checked above): the CPU has AVX2 at least.
+                return unsafe { quantise_row_avx2(row) };
                 #[cfg(not(target_arch = "x86_64"))]
                 row.chunks_exact(GROUP).map(quantise_group).collect()
             })
@@ -92,7 +141,7 @@ impl Int8Linear {
             }
         }
         let bias = bias.map(|b| b.to_vec1::<f32>()).transpose()?;
-        Ok(Some(Int8Linear { outputs, inner, weights, scales, bias, gelu: false }))
+        Ok(Some(Int8Linear { kernel, outputs, inner, weights, scales, bias, gelu: false }))
     }
 
     /// The same layer with `bias` (one per output), followed by GELU (with `erf`), both
@@ -105,6 +154,12 @@ impl Int8Linear {
     /// The number of outputs (columns of the product).
     pub(super) fn outputs(&self) -> usize {
         self.outputs
+    }
+
+    /// The kernel the layer runs on.
+    #[cfg(test)]
+    pub(super) fn kernel(&self) -> Kernel {
+        self.kernel
     }
 
     /// `input` (`rows × inner`, row-major) times the weights, plus the bias.
@@ -134,14 +189,15 @@ impl Int8Linear {
             self.outputs
         );
         assert!(residual.is_none_or(|r| r.len() == out.len()), "int8-linear: the residual's shape differs");
-        quantised.quantise(input, self.inner);
+        quantised.quantise(input, self.inner, self.kernel);
         let quantised = &*quantised;
         let task = TASK_ROWS * self.outputs;
         out.par_chunks_mut(task).enumerate().for_each(|(n, out)| {
             let first = n * TASK_ROWS;
             let residual = residual.map(|r| &r[n * task..][..out.len()]);
-            // SAFETY: `Int8Linear` exists only where `supported()`; the slices have the sizes
-            // `tiles` expects (rows of `inner` inputs, `outputs` outputs, the residual as `out`).
+            // SAFETY: `Int8Linear` exists only where its kernel `runs_here()`; the slices have
+            // the sizes the tiles expect (rows of `inner` inputs, `outputs` outputs, the
+            // residual as `out`), and `quantised` was just made for this kernel.
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 tiles(self, quantised, first, out, residual)
@@ -176,14 +232,14 @@ pub(super) fn contiguous_f32<'a>(storage: &'a CpuStorage, layout: &Layout, op: &
     }
 }
 
-/// [`quantise_group`] over a row's groups, compiled for AVX-512 (where rounding is one
+/// [`quantise_group`] over a row's groups, compiled for AVX2 (where rounding is one
 /// instruction; plain x86-64 calls a function per value).
 ///
 /// # Safety
-/// The CPU has AVX-512 F.
+/// The CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn quantise_row_avx512(row: &[f32]) -> Vec<(f32, [i8; GROUP])> {
+#[target_feature(enable = "avx2")]
+unsafe fn quantise_row_avx2(row: &[f32]) -> Vec<(f32, [i8; GROUP])> {
     row.chunks_exact(GROUP).map(quantise_group).collect()
 }
 
@@ -200,45 +256,67 @@ fn quantise_group(values: &[f32]) -> (f32, [i8; GROUP]) {
     (scale, out)
 }
 
-/// Input rows quantised per group: each value as `q + 128`, and each group's scale. Its
-/// buffers are kept from one product to the next.
+/// Input rows quantised per group: each value as `q + 128` (in bytes for the VNNI kernel, in 16
+/// bits for the AVX2 one), and each group's scale. Its buffers are kept from one product to
+/// the next.
 #[derive(Default)]
 pub(super) struct Quantised {
     values: Vec<u8>,
+    wide: Vec<u16>,
     scales: Vec<f32>,
 }
 
 impl Quantised {
-    /// Quantises `input` (rows of `inner` values) in place of what was held.
-    fn quantise(&mut self, input: &[f32], inner: usize) {
-        let Quantised { values, scales } = self;
-        values.resize(input.len(), 0);
+    /// Quantises `input` (rows of `inner` values) for `kernel`, in place of what was held.
+    fn quantise(&mut self, input: &[f32], inner: usize, kernel: Kernel) {
+        let Quantised { values, wide, scales } = self;
         scales.resize(input.len() / GROUP, 0.0);
-        values
-            .par_chunks_mut(TASK_ROWS * inner)
-            .zip(scales.par_chunks_mut(TASK_ROWS * inner / GROUP))
-            .zip(input.par_chunks(TASK_ROWS * inner))
-            .for_each(|((values, scales), input)| {
-                for ((out, scale), group) in
-                    values.chunks_exact_mut(GROUP).zip(scales.iter_mut()).zip(input.chunks_exact(GROUP))
-                {
+        let task = TASK_ROWS * inner;
+        let scales = scales.par_chunks_mut(task / GROUP);
+        match kernel {
+            Kernel::Vnni => {
+                values.resize(input.len(), 0);
+                quantise_groups(values, scales, input, task, |group, out| {
+                    // SAFETY: the kernel runs here (an `Int8Linear` was made for it); the group
+                    // and its output are 32 values.
                     #[cfg(target_arch = "x86_64")]
-                    {
-                        // SAFETY: `Quantised` is made only for `Int8Linear`, which exists only
-                        // where `supported()`; the group and its output are 32 values.
-                        *scale = unsafe { quantise_input_group(group, out) };
-                    }
+                    return unsafe { quantise_input_group(group, out) };
                     #[cfg(not(target_arch = "x86_64"))]
-                    {
-                        let (s, q) = quantise_group(group);
-                        *scale = s;
-                        for (o, q) in out.iter_mut().zip(q) {
-                            *o = (i16::from(q) + 128) as u8;
-                        }
-                    }
-                }
-            });
+                    unreachable!("no int8 kernel outside x86-64: {group:?} {out:?}")
+                });
+            }
+            Kernel::Avx2 => {
+                wide.resize(input.len(), 0);
+                quantise_groups(wide, scales, input, task, |group, out| {
+                    // SAFETY: as above, for AVX2.
+                    #[cfg(target_arch = "x86_64")]
+                    return unsafe { quantise_input_group_avx2(group, out) };
+                    #[cfg(not(target_arch = "x86_64"))]
+                    unreachable!("no int8 kernel outside x86-64: {group:?} {out:?}")
+                });
+            }
+        }
     }
+}
+
+/// `quantise(group, out)` on every group of `input` into `values` and `scales`, `task` values
+/// to a parallel task.
+fn quantise_groups<T: Send>(
+    values: &mut [T],
+    scales: rayon::slice::ChunksMut<'_, f32>,
+    input: &[f32],
+    task: usize,
+    quantise: impl Fn(&[f32], &mut [T]) -> f32 + Sync,
+) {
+    values.par_chunks_mut(task).zip(scales).zip(input.par_chunks(task)).for_each(
+        |((values, scales), input)| {
+            for ((out, scale), group) in
+                values.chunks_exact_mut(GROUP).zip(scales.iter_mut()).zip(input.chunks_exact(GROUP))
+            {
+                *scale = quantise(group, out);
+            }
+        },
+    );
 }
 
 /// [`quantise_group`] for an input group, in AVX-512 (rounding to nearest, ties to even, as
@@ -274,13 +352,13 @@ unsafe fn quantise_input_group(group: &[f32], out: &mut [u8]) -> f32 {
 }
 
 /// The rows `first..` of the product that `out` holds (whole rows of outputs), tile by tile,
-/// plus `residual` (the same rows) if given.
+/// plus `residual` (the same rows) if given: tiles of up to 6 rows by 32 columns (VNNI) or 8
+/// (AVX2).
 ///
 /// # Safety
-/// The CPU has AVX-512 F, BW and VNNI; `out` holds at most the rows of `input` from `first`,
-/// `residual` as many values as `out`.
+/// The CPU runs the layer's kernel; `out` holds at most the rows of `input` (quantised for
+/// that kernel) from `first`, `residual` as many values as `out`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn tiles(
     layer: &Int8Linear,
     input: &Quantised,
@@ -289,39 +367,50 @@ unsafe fn tiles(
     residual: Option<&[f32]>,
 ) {
     let rows = out.len() / layer.outputs;
-    let blocks = layer.outputs / LANES;
-    let mut block = 0;
-    while block < blocks {
-        let vectors = (blocks - block).min(TILE_VECTORS);
+    // Units of columns (a VNNI vector's 16, or 8 for AVX2), and units per tile.
+    let (width, per_tile) = match layer.kernel {
+        Kernel::Vnni => (LANES, TILE_VECTORS),
+        Kernel::Avx2 => (HALF, 1),
+    };
+    let units = layer.outputs / width;
+    let mut unit = 0;
+    while unit < units {
+        let vectors = (units - unit).min(per_tile);
         let mut row = 0;
         while row < rows {
             let count = (rows - row).min(TILE_ROWS);
-            let at = Tile { first: first + row, out_row: row, block, residual };
+            let at = Tile { first: first + row, out_row: row, block: unit, residual };
             // SAFETY: as for `tiles`; the tile lies within `out` and the input.
             unsafe {
-                match (count, vectors) {
-                    (6, 2) => tile::<6, 2>(layer, input, &at, out),
-                    (5, 2) => tile::<5, 2>(layer, input, &at, out),
-                    (4, 2) => tile::<4, 2>(layer, input, &at, out),
-                    (3, 2) => tile::<3, 2>(layer, input, &at, out),
-                    (2, 2) => tile::<2, 2>(layer, input, &at, out),
-                    (1, 2) => tile::<1, 2>(layer, input, &at, out),
-                    (6, _) => tile::<6, 1>(layer, input, &at, out),
-                    (5, _) => tile::<5, 1>(layer, input, &at, out),
-                    (4, _) => tile::<4, 1>(layer, input, &at, out),
-                    (3, _) => tile::<3, 1>(layer, input, &at, out),
-                    (2, _) => tile::<2, 1>(layer, input, &at, out),
-                    _ => tile::<1, 1>(layer, input, &at, out),
+                match (layer.kernel, count, vectors) {
+                    (Kernel::Vnni, 6, 2) => tile::<6, 2>(layer, input, &at, out),
+                    (Kernel::Vnni, 5, 2) => tile::<5, 2>(layer, input, &at, out),
+                    (Kernel::Vnni, 4, 2) => tile::<4, 2>(layer, input, &at, out),
+                    (Kernel::Vnni, 3, 2) => tile::<3, 2>(layer, input, &at, out),
+                    (Kernel::Vnni, 2, 2) => tile::<2, 2>(layer, input, &at, out),
+                    (Kernel::Vnni, 1, 2) => tile::<1, 2>(layer, input, &at, out),
+                    (Kernel::Vnni, 6, _) => tile::<6, 1>(layer, input, &at, out),
+                    (Kernel::Vnni, 5, _) => tile::<5, 1>(layer, input, &at, out),
+                    (Kernel::Vnni, 4, _) => tile::<4, 1>(layer, input, &at, out),
+                    (Kernel::Vnni, 3, _) => tile::<3, 1>(layer, input, &at, out),
+                    (Kernel::Vnni, 2, _) => tile::<2, 1>(layer, input, &at, out),
+                    (Kernel::Vnni, _, _) => tile::<1, 1>(layer, input, &at, out),
+                    (Kernel::Avx2, 6, _) => tile_avx2::<6>(layer, input, &at, out),
+                    (Kernel::Avx2, 5, _) => tile_avx2::<5>(layer, input, &at, out),
+                    (Kernel::Avx2, 4, _) => tile_avx2::<4>(layer, input, &at, out),
+                    (Kernel::Avx2, 3, _) => tile_avx2::<3>(layer, input, &at, out),
+                    (Kernel::Avx2, 2, _) => tile_avx2::<2>(layer, input, &at, out),
+                    (Kernel::Avx2, _, _) => tile_avx2::<1>(layer, input, &at, out),
                 }
             }
             row += count;
         }
-        block += vectors;
+        unit += vectors;
     }
 }
 
-/// Where a tile is: its first input row, the same row in `out`, its first block of columns;
-/// and the values to add to `out` (laid out as `out`), if any.
+/// Where a tile is: its first input row, the same row in `out`, its first unit of columns (a
+/// block of 16, or 8 for AVX2); and the values to add to `out` (laid out as `out`), if any.
 struct Tile<'a> {
     first: usize,
     out_row: usize,
@@ -401,17 +490,142 @@ unsafe fn tile<const R: usize, const V: usize>(
             // SAFETY: 16 outputs of the row, within `out`.
             unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(row + column), total) };
         }
-        let stored = &mut out[row + at.block * LANES..][..V * LANES];
-        if layer.gelu {
-            for x in stored.iter_mut() {
-                *x = gelu(*x);
+        let columns = row + at.block * LANES..row + (at.block + V) * LANES;
+        finish(layer, &mut out[columns.clone()], at.residual.map(|r| &r[columns]));
+    }
+}
+
+/// The end of a tile's row, once stored with its bias: GELU (for a layer made with it), then
+/// the residual, if any (laid out as `stored`).
+#[inline(always)]
+fn finish(layer: &Int8Linear, stored: &mut [f32], residual: Option<&[f32]>) {
+    if layer.gelu {
+        for x in stored.iter_mut() {
+            *x = gelu(*x);
+        }
+    }
+    if let Some(residual) = residual {
+        for (x, r) in stored.iter_mut().zip(residual) {
+            *x += r;
+        }
+    }
+}
+
+/// [`quantise_group`] for an input group, in AVX2 (rounding to nearest, ties to even, as
+/// `round_ties_even`), each value stored as `q + 128` in 16 bits; returns the scale.
+///
+/// # Safety
+/// The CPU has AVX2; `group` and `out` hold 32 values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn quantise_input_group_avx2(group: &[f32], out: &mut [u16]) -> f32 {
+    use std::arch::x86_64::*;
+    debug_assert!(group.len() == GROUP && out.len() == GROUP);
+    let mut quarters = [_mm256_setzero_ps(); 4];
+    for (n, quarter) in quarters.iter_mut().enumerate() {
+        // SAFETY: 32 values in `group`.
+        *quarter = unsafe { _mm256_loadu_ps(group.as_ptr().add(n * 8)) };
+    }
+    let sign = _mm256_set1_ps(-0.0);
+    let largest =
+        quarters.iter().fold(_mm256_setzero_ps(), |m, &q| _mm256_max_ps(m, _mm256_andnot_ps(sign, q)));
+    let halves = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps::<1>(largest));
+    let pairs = _mm_max_ps(halves, _mm_movehl_ps(halves, halves));
+    let max = _mm_cvtss_f32(_mm_max_ss(pairs, _mm_shuffle_ps::<0b01>(pairs, pairs)));
+    let inverse = _mm256_set1_ps(if max > 0.0 { 127.0 / max } else { 0.0 });
+    let quantise = |v: __m256| {
+        let rounded =
+            _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(v, inverse));
+        let clamped = _mm256_min_epi32(
+            _mm256_max_epi32(_mm256_cvtps_epi32(rounded), _mm256_set1_epi32(-127)),
+            _mm256_set1_epi32(127),
+        );
+        _mm256_add_epi32(clamped, _mm256_set1_epi32(128))
+    };
+    for n in 0..2 {
+        // 16 values of 1..=255 in 16 bits; the pack interleaves 128-bit lanes, the permutation
+        // puts them back in order.
+        let packed = _mm256_packs_epi32(quantise(quarters[2 * n]), quantise(quarters[2 * n + 1]));
+        let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+        // SAFETY: 32 values in `out`.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(n * 16).cast(), ordered) };
+    }
+    max / 127.0
+}
+
+/// `R` rows by 8 columns (`at.block` counts halves of blocks): per group and 4 inner positions,
+/// each row's 4 inputs (16 bits) against 4 columns' 4 weights, widened, in two vectors
+/// (`vpmaddwd`: two sums of two products per column); at the end of the group the pairs are
+/// added into one 32-bit sum per column, the VNNI kernel's, then corrected, scaled and added to
+/// the f32 sums as there; at the end the bias (and GELU), then the residual.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; rows `at.first..at.first + R` exist in `input.wide`, rows
+/// `at.out_row..+R` in `out` (and in `at.residual`), and columns `8 · at.block..+8` in the
+/// layer.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_avx2<const R: usize>(layer: &Int8Linear, input: &Quantised, at: &Tile<'_>, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let inner = layer.inner;
+    let groups = inner / GROUP;
+    let (block, half) = (at.block / 2, at.block % 2);
+    debug_assert!((at.first + R) * inner <= input.wide.len());
+    debug_assert!((at.out_row + R) * layer.outputs <= out.len());
+    debug_assert!((at.block + 1) * HALF <= layer.outputs);
+    let mut totals = [_mm256_setzero_ps(); R];
+    let values = input.wide.as_ptr();
+    let weights = layer.weights.as_ptr();
+    for g in 0..groups {
+        let mut sums = [[_mm256_setzero_si256(); 2]; R];
+        for step in 0..GROUP / 4 {
+            // The 64-byte vector of the block's 16 columns; this half's 8 columns are its
+            // bytes 32 · half.., 4 columns to 16 bytes.
+            let vector = ((block * groups + g) * (GROUP / 4) + step) * 4 * LANES + half * 2 * LANES;
+            // SAFETY: the 32 bytes lie within the weights (columns checked above).
+            let w = unsafe {
+                [
+                    _mm256_cvtepi8_epi16(_mm_loadu_si128(weights.add(vector).cast())),
+                    _mm256_cvtepi8_epi16(_mm_loadu_si128(weights.add(vector + LANES).cast())),
+                ]
+            };
+            for (r, sums) in sums.iter_mut().enumerate() {
+                let from = (at.first + r) * inner + g * GROUP + step * 4;
+                // SAFETY: four values (8 bytes) of the row's group.
+                let four = unsafe { values.add(from).cast::<i64>().read_unaligned() };
+                let four = _mm256_set1_epi64x(four);
+                for (sum, &w) in sums.iter_mut().zip(&w) {
+                    *sum = _mm256_add_epi32(*sum, _mm256_madd_epi16(four, w));
+                }
             }
         }
-        if let Some(residual) = at.residual {
-            for (x, r) in stored.iter_mut().zip(&residual[row + at.block * LANES..][..V * LANES]) {
-                *x += r;
-            }
+        let at_scales = (block * groups + g) * 2 * LANES + half * HALF;
+        // SAFETY: the 8 columns' scales and corrections for the group.
+        let (scale, correction) = unsafe {
+            (
+                _mm256_loadu_ps(layer.scales.as_ptr().add(at_scales)),
+                _mm256_loadu_ps(layer.scales.as_ptr().add(at_scales + LANES)),
+            )
+        };
+        for (r, (sums, total)) in sums.iter().zip(totals.iter_mut()).enumerate() {
+            // Columns 0, 1, 4, 5 | 2, 3, 6, 7 from the pairs; the permutation puts them in order.
+            let sum = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_hadd_epi32(sums[0], sums[1]));
+            let corrected = _mm256_fmsub_ps(scale, _mm256_cvtepi32_ps(sum), correction);
+            let input_scale = _mm256_set1_ps(input.scales[(at.first + r) * groups + g]);
+            *total = _mm256_fmadd_ps(corrected, input_scale, *total);
         }
+    }
+    for (r, &total) in totals.iter().enumerate() {
+        let row = (at.out_row + r) * layer.outputs;
+        let column = at.block * HALF;
+        let total = match &layer.bias {
+            // SAFETY: 8 biases of the columns.
+            Some(bias) => _mm256_add_ps(total, unsafe { _mm256_loadu_ps(bias.as_ptr().add(column)) }),
+            None => total,
+        };
+        // SAFETY: 8 outputs of the row, within `out`.
+        unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(row + column), total) };
+        finish(layer, &mut out[row + column..][..HALF], at.residual.map(|r| &r[row + column..][..HALF]));
     }
 }
 
@@ -473,12 +687,26 @@ mod tests {
 
     #[test]
     fn the_product_matches_the_quantised_arithmetic_and_the_f32_product() {
-        if !supported() {
-            // Without VNNI the layer is never built: the encoder keeps candle's f32 products.
-            let weight = Tensor::zeros((16, 32), candle_core::DType::F32, &Device::Cpu).unwrap();
-            assert!(Int8Linear::new(&weight, None).unwrap().is_none());
-            return;
+        for kernel in kernels_here() {
+            product_matches(kernel);
         }
+    }
+
+    /// The kernels this CPU runs; the others are never built.
+    fn kernels_here() -> Vec<Kernel> {
+        let weight = Tensor::zeros((16, 32), candle_core::DType::F32, &Device::Cpu).unwrap();
+        let here: Vec<Kernel> = [Kernel::Vnni, Kernel::Avx2].into_iter().filter(|k| k.runs_here()).collect();
+        for kernel in [Kernel::Vnni, Kernel::Avx2] {
+            let built = Int8Linear::with_kernel(&weight, None, kernel).unwrap();
+            assert_eq!(built.map(|l| l.kernel()), here.contains(&kernel).then_some(kernel), "{kernel:?}");
+        }
+        // Without either, the layer is never built: the encoder keeps candle's f32 products.
+        let default = Int8Linear::new(&weight, None).unwrap().map(|l| l.kernel());
+        assert_eq!(default, here.first().copied(), "the fastest kernel by default");
+        here
+    }
+
+    fn product_matches(kernel: Kernel) {
         // Rows and columns that leave partial tiles (7 rows of 6, 3 vectors of 2), and more
         // rows than one task.
         for (rows, outputs, inner) in [(7, 48, 64), (100, 64, 384), (13, 16, 1536)] {
@@ -488,7 +716,7 @@ mod tests {
             let weight = Tensor::from_vec(w.clone(), (outputs, inner), &Device::Cpu).unwrap();
             let bias = Tensor::from_vec(b.clone(), outputs, &Device::Cpu).unwrap();
             let input = Tensor::from_vec(x.clone(), (1, rows, inner), &Device::Cpu).unwrap();
-            let layer = Int8Linear::new(&weight, Some(&bias)).unwrap().expect("the CPU has VNNI");
+            let layer = Int8Linear::with_kernel(&weight, Some(&bias), kernel).unwrap().expect("runs here");
             let ours = input.apply_op1_no_bwd(&layer).unwrap();
             assert_eq!(ours.dims(), &[1, rows, outputs]);
             let ours = ours.squeeze(0).unwrap().to_vec2::<f32>().unwrap();
@@ -512,11 +740,11 @@ mod tests {
             }
             assert!(
                 worst_ref <= 1e-4 * norm,
-                "{rows}x{inner}x{outputs}: {worst_ref} off the integer arithmetic"
+                "{kernel:?} {rows}x{inner}x{outputs}: {worst_ref} off the integer arithmetic"
             );
             assert!(
                 worst_f32 <= 0.02 * norm,
-                "{rows}x{inner}x{outputs}: {worst_f32} off f32 (largest {norm})"
+                "{kernel:?} {rows}x{inner}x{outputs}: {worst_f32} off f32 (largest {norm})"
             );
             // Into a buffer, with a residual added, the quantised input's buffers reused from
             // the product before (of another shape).
@@ -526,16 +754,95 @@ mod tests {
             layer.product_into(&values(3 * inner, 5), &mut quantised, &mut into[..3 * outputs], None);
             layer.product_into(&x, &mut quantised, &mut into, Some(&residual));
             for ((o, e), r) in into.iter().zip(expected.iter().flatten()).zip(&residual) {
-                assert!((o - (e + r)).abs() <= 1e-4 * norm, "{rows}x{inner}x{outputs}: {o} vs {e} + {r}");
+                assert!(
+                    (o - (e + r)).abs() <= 1e-4 * norm,
+                    "{kernel:?} {rows}x{inner}x{outputs}: {o} vs {e} + {r}"
+                );
             }
             // The same with GELU on each tile: gelu(x · Wᵀ + b).
-            let fused = Int8Linear::new(&weight, None).unwrap().unwrap().with_bias_and_gelu(b.clone());
+            let fused = Int8Linear::with_kernel(&weight, None, kernel)
+                .unwrap()
+                .unwrap()
+                .with_bias_and_gelu(b.clone());
             let fused = input.apply_op1_no_bwd(&fused).unwrap().squeeze(0).unwrap().to_vec2::<f32>().unwrap();
             for (f, e) in fused.iter().flatten().zip(expected.iter().flatten()) {
                 assert!(
                     (f - gelu(*e)).abs() <= 1e-4 * norm,
-                    "{rows}x{inner}x{outputs}: gelu {f} vs {}",
+                    "{kernel:?} {rows}x{inner}x{outputs}: gelu {f} vs {}",
                     gelu(*e)
+                );
+            }
+        }
+    }
+
+    /// The kernels' arithmetic, one value at a time: per group the exact integer sum of
+    /// `(q + 128) · w`, then the same fused steps in f32 (`mul_add` rounds once, as the
+    /// vectors' fused multiply-add and multiply-subtract), the bias, GELU if asked, the
+    /// residual.
+    fn kernel_arithmetic(
+        w: &[Vec<f32>],
+        bias: Option<&[f32]>,
+        x: &[Vec<f32>],
+        with_gelu: bool,
+        residual: &[f32],
+    ) -> Vec<f32> {
+        let mut out = Vec::new();
+        for x in x {
+            for (n, w) in w.iter().enumerate() {
+                let mut total = 0f32;
+                for (x, w) in x.chunks_exact(GROUP).zip(w.chunks_exact(GROUP)) {
+                    let ((sx, qx), (sw, qw)) = (quantise_group(x), quantise_group(w));
+                    let correction = sw * 128.0 * qw.iter().map(|&q| i32::from(q)).sum::<i32>() as f32;
+                    let sum: i32 =
+                        qx.iter().zip(&qw).map(|(&a, &b)| (i32::from(a) + 128) * i32::from(b)).sum();
+                    total = sw.mul_add(sum as f32, -correction).mul_add(sx, total);
+                }
+                let value = bias.map_or(total, |b| total + b[n]);
+                out.push(if with_gelu { gelu(value) } else { value });
+            }
+        }
+        for (o, r) in out.iter_mut().zip(residual) {
+            *o += r;
+        }
+        out
+    }
+
+    #[test]
+    fn every_kernel_computes_the_same_values_bit_for_bit() {
+        for kernel in kernels_here() {
+            for (rows, outputs, inner) in [(7, 48, 64), (100, 64, 384), (13, 16, 1536), (50, 32, 32)] {
+                let w = values(outputs * inner, 11);
+                let b = values(outputs, 12);
+                let x = values(rows * inner, 13);
+                let residual = values(rows * outputs, 14);
+                let weight = Tensor::from_vec(w.clone(), (outputs, inner), &Device::Cpu).unwrap();
+                let w_rows: Vec<Vec<f32>> = w.chunks(inner).map(<[f32]>::to_vec).collect();
+                let x_rows: Vec<Vec<f32>> = x.chunks(inner).map(<[f32]>::to_vec).collect();
+                let plain = Int8Linear::with_kernel(&weight, None, kernel).unwrap().unwrap();
+                let fused = Int8Linear::with_kernel(&weight, None, kernel)
+                    .unwrap()
+                    .unwrap()
+                    .with_bias_and_gelu(b.clone());
+                let mut quantised = Quantised::default();
+                let mut out = vec![f32::NAN; rows * outputs];
+                fused.product_into(&x, &mut quantised, &mut out, None);
+                let expected = kernel_arithmetic(&w_rows, Some(&b), &x_rows, true, &[]);
+                // The first value that differs, if any (a whole vector would drown the report).
+                let differing = |out: &[f32], expected: &[f32]| {
+                    let first = out.iter().zip(expected).position(|(a, b)| a.to_bits() != b.to_bits());
+                    first.map(|n| (n, out[n], expected[n]))
+                };
+                assert_eq!(
+                    differing(&out, &expected),
+                    None,
+                    "{kernel:?} {rows}x{inner}x{outputs}, with GELU"
+                );
+                plain.product_into(&x, &mut quantised, &mut out, Some(&residual));
+                let expected = kernel_arithmetic(&w_rows, None, &x_rows, false, &residual);
+                assert_eq!(
+                    differing(&out, &expected),
+                    None,
+                    "{kernel:?} {rows}x{inner}x{outputs}, with a residual"
                 );
             }
         }

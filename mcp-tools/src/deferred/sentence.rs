@@ -132,17 +132,21 @@ impl SentenceEmbedder {
     /// texts longer than this many tokens are cut (see `bench/retrieval.md` for the trade-off).
     pub const DEFAULT_MAX_TOKENS: usize = 128;
 
-    /// Loads the model in `dir`; the error names the file at fault. On CPUs with AVX-512 VNNI
-    /// the linear layers run int8 products (see [`exact`](SentenceEmbedder::exact)).
+    /// Loads the model in `dir`; the error names the file at fault. On x86-64 CPUs with AVX2
+    /// and FMA (or AVX-512 VNNI) the linear layers run int8 products, whose vectors are the same
+    /// bit for bit on any of them (see [`exact`](SentenceEmbedder::exact)).
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<SentenceEmbedder, EmbedError> {
         SentenceEmbedder::open(dir.as_ref(), Products::Int8)
     }
 
     /// The same model with f32 products everywhere, as it was trained: the vectors candle's
     /// `BertModel` computes (cosine above 0.99999), at about 1.5 times the time per text on a
-    /// CPU with VNNI (`bench/retrieval.md`). The int8 products quantise weights and inputs in groups of 32 values, each with
-    /// its own scale: their vectors are within a cosine of about 0.999 of these, and give the same
-    /// retrieval figures on the sets of `bench/retrieval.md`. The weights are loaded again.
+    /// CPU with AVX-512 VNNI, about the same time per text (and twice the time per query) on one
+    /// with AVX2 alone (`bench/retrieval.md`). The int8 products quantise weights and inputs in
+    /// groups of 32 values, each with its own scale: their vectors are within a cosine of about
+    /// 0.999 of these, and give the same retrieval figures on the sets of `bench/retrieval.md`
+    /// but for one request. f32 vectors can differ in their last bits from one CPU to another
+    /// (gemm picks its kernels by CPU); int8 ones do not. The weights are loaded again.
     pub fn exact(self) -> Result<SentenceEmbedder, EmbedError> {
         let tokens = self.tokenizer.get_truncation().map(|t| t.max_length);
         let exact = SentenceEmbedder::open(&self.dir, Products::Exact)?;
@@ -152,7 +156,8 @@ impl SentenceEmbedder {
         }
     }
 
-    /// Whether the linear layers run int8 products (the default on CPUs with AVX-512 VNNI).
+    /// Whether the linear layers run int8 products (the default on x86-64 CPUs with AVX2 and
+    /// FMA).
     pub fn is_int8(&self) -> bool {
         self.model.is_int8()
     }
