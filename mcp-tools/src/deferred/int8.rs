@@ -273,47 +273,38 @@ impl Quantised {
         scales.resize(input.len() / GROUP, 0.0);
         let task = TASK_ROWS * inner;
         let scales = scales.par_chunks_mut(task / GROUP);
+        // SAFETY (both arms): the kernel runs here (an `Int8Linear` was made for it).
+        #[cfg(target_arch = "x86_64")]
         match kernel {
-            Kernel::Vnni => {
-                values.resize(input.len(), 0);
-                quantise_groups(values, scales, input, task, |group, out| {
-                    // SAFETY: the kernel runs here (an `Int8Linear` was made for it); the group
-                    // and its output are 32 values.
-                    #[cfg(target_arch = "x86_64")]
-                    return unsafe { quantise_input_group(group, out) };
-                    #[cfg(not(target_arch = "x86_64"))]
-                    unreachable!("no int8 kernel outside x86-64: {group:?} {out:?}")
-                });
-            }
-            Kernel::Avx2 => {
-                wide.resize(input.len(), 0);
-                quantise_groups(wide, scales, input, task, |group, out| {
-                    // SAFETY: as above, for AVX2.
-                    #[cfg(target_arch = "x86_64")]
-                    return unsafe { quantise_input_group_avx2(group, out) };
-                    #[cfg(not(target_arch = "x86_64"))]
-                    unreachable!("no int8 kernel outside x86-64: {group:?} {out:?}")
-                });
-            }
+            Kernel::Vnni => unsafe { quantise_groups(values, scales, input, task, quantise_input_group) },
+            Kernel::Avx2 => unsafe { quantise_groups(wide, scales, input, task, quantise_input_group_avx2) },
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        unreachable!("no int8 kernel outside x86-64: {kernel:?} {values:?} {wide:?} {scales:?}");
     }
 }
 
-/// `quantise(group, out)` on every group of `input` into `values` and `scales`, `task` values
-/// to a parallel task.
-fn quantise_groups<T: Send>(
-    values: &mut [T],
+/// `values` made as long as `input`, then `quantise(group, out)` on every group of `input` into
+/// `values` and `scales`, `task` values to a parallel task.
+///
+/// # Safety
+/// The CPU runs `quantise` (it has the instructions that function is compiled for).
+#[cfg(target_arch = "x86_64")]
+unsafe fn quantise_groups<T: Send + Clone + Default>(
+    values: &mut Vec<T>,
     scales: rayon::slice::ChunksMut<'_, f32>,
     input: &[f32],
     task: usize,
-    quantise: impl Fn(&[f32], &mut [T]) -> f32 + Sync,
+    quantise: unsafe fn(&[f32], &mut [T]) -> f32,
 ) {
+    values.resize(input.len(), T::default());
     values.par_chunks_mut(task).zip(scales).zip(input.par_chunks(task)).for_each(
         |((values, scales), input)| {
             for ((out, scale), group) in
                 values.chunks_exact_mut(GROUP).zip(scales.iter_mut()).zip(input.chunks_exact(GROUP))
             {
-                *scale = quantise(group, out);
+                // SAFETY: as the caller promised; a group and its output are 32 values.
+                *scale = unsafe { quantise(group, out) };
             }
         },
     );
