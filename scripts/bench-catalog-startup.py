@@ -23,7 +23,8 @@ BINARY = "target/release/examples/catalog"
 
 def write_catalog(out):
     """bench/sets/mcp-servers.json as a tools/list file: names two servers share get the server's
-    prefix (`server__name`), each tool is tagged with its server."""
+    prefix (`server__name`), each tool is tagged with its server and keeps its title and
+    annotations."""
     data = json.load(open("bench/sets/mcp-servers.json"))
     counts = {}
     for tool in data["tools"]:
@@ -31,8 +32,12 @@ def write_catalog(out):
     tools = []
     for tool in data["tools"]:
         name = tool["name"] if counts[tool["name"]] == 1 else f"{tool['server']}__{tool['name']}"
-        tools.append({"name": name, "description": tool.get("description", ""),
-                      "inputSchema": tool.get("inputSchema", {"type": "object"}), "tags": [tool["server"]]})
+        entry = {"name": name, "description": tool.get("description", ""),
+                 "inputSchema": tool.get("inputSchema", {"type": "object"}), "tags": [tool["server"]]}
+        for key in ["title", "annotations"]:
+            if key in tool:
+                entry[key] = tool[key]
+        tools.append(entry)
     json.dump({"tools": tools}, open(out, "w"))
 
 

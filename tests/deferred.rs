@@ -167,7 +167,7 @@ fn catalog_model_option_explains_what_is_missing() {
 mod in_process {
     use mcp_tools::deferred::{DeferredTools, EmbedError, Embedder, HybridRanker, Vocabulary};
     use mcp_tools::testing::TestClient;
-    use mcp_tools::{Server, Tool, ToolResult, tool};
+    use mcp_tools::{Annotations, Server, Tool, ToolResult, tool};
     use serde_json::json;
 
     /// Translate a sentence into French.
@@ -211,6 +211,35 @@ mod in_process {
             "summarise_text",
             "the index was rebuilt"
         );
+    }
+
+    #[tokio::test]
+    async fn search_weighs_what_a_request_asks_for_against_what_tools_do() {
+        // The same words; the annotations say which one only reads.
+        let labels = |name: &str, annotations: Annotations| {
+            Tool::new(
+                name,
+                "Labels of an issue: bug, triage, feature.",
+                json!({"type": "object"}),
+                |_, _| async { Ok(ToolResult::new()) },
+            )
+            .annotations(annotations)
+        };
+        let server = Server::builder()
+            .defer_tools(DeferredTools::new())
+            .tool(labels("issue_labels_x", Annotations::new().destructive(false)))
+            .tool(labels("issue_labels_y", Annotations::new().read_only(true)))
+            .build()
+            .unwrap();
+        let client = TestClient::connect(&server).await;
+        let first = async |query: &str| {
+            let found = client.call("search_tools", json!({"query": query})).await.unwrap();
+            let found = found.structured().unwrap()["tools"].clone();
+            assert_eq!(found.as_array().unwrap().len(), 2, "lower, not left out: {found}");
+            found[0]["name"].as_str().unwrap().to_owned()
+        };
+        assert_eq!(first("which labels does issue 88 have?").await, "issue_labels_y");
+        assert_eq!(first("add the labels bug and triage to issue 88").await, "issue_labels_x");
     }
 
     /// A toy embedder: the vector of a text counts its lodging words and its other words.

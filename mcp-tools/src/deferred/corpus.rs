@@ -79,6 +79,11 @@ pub struct SearchDoc {
     pub params: Vec<(String, String)>,
     /// The words parameters take (their `enum` values); see [`SearchDoc::schema_values`].
     pub values: Vec<String>,
+    /// Whether the tool only reads, when its annotations say: its `readOnlyHint`, or `false` for
+    /// a tool with a `destructiveHint` (a hint that only a tool that changes things carries);
+    /// `None` when they do not say. A request that asks for the other kind ranks it lower (see
+    /// [`SearchOptions::intent_penalty`](super::SearchOptions::intent_penalty)).
+    pub read_only: Option<bool>,
 }
 
 impl SearchDoc {
@@ -105,21 +110,31 @@ impl SearchDoc {
             tags,
             params: SearchDoc::schema_params(input_schema),
             values: SearchDoc::schema_values(input_schema),
+            read_only: None,
         }
     }
 
     /// The document a deferred server indexes for `tool` (its title, summary, which defaults to
-    /// the description's first line, description, tags and input schema): to evaluate a search
+    /// the description's first line, description, tags, input schema and annotations'
+    /// `readOnlyHint` or `destructiveHint`): to evaluate a search
     /// over a catalog without serving it.
     pub fn from_tool(tool: &crate::model::tool::Tool) -> SearchDoc {
-        SearchDoc::from_schema(
-            tool.name.clone(),
-            tool.title.clone(),
-            tool.summary.clone().unwrap_or_else(|| crate::registry::build::first_line(&tool.description)),
-            tool.description.clone(),
-            tool.tags.clone(),
-            &tool.input_schema,
-        )
+        SearchDoc {
+            read_only: SearchDoc::read_only_of(&tool.annotations),
+            ..SearchDoc::from_schema(
+                tool.name.clone(),
+                tool.title.clone(),
+                tool.summary.clone().unwrap_or_else(|| crate::registry::build::first_line(&tool.description)),
+                tool.description.clone(),
+                tool.tags.clone(),
+                &tool.input_schema,
+            )
+        }
+    }
+
+    /// [`read_only`](SearchDoc::read_only) as `annotations` say it.
+    pub(crate) fn read_only_of(annotations: &crate::model::tool::Annotations) -> Option<bool> {
+        annotations.read_only_hint.or(annotations.destructive_hint.map(|_| false))
     }
 
     /// The `(name, description)` pairs of a JSON schema's `properties`, at the root and one level

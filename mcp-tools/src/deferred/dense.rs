@@ -806,8 +806,8 @@ impl Scorer for EmbeddingScorer {
 /// [`steps`](HybridRanker::split_steps)) plus one dot product per tool.
 ///
 /// On the retrieval sets of `bench/retrieval.md`, all-MiniLM-L6-v2 with the defaults lifts
-/// hit@5 over the lexical ranker alone from 0.88 to 0.91 (BFCL), 0.64 to 0.76 (real MCP servers'
-/// tools, whole tasks) and 0.55 to 0.75 (GitHub's REST operations).
+/// hit@5 over the lexical ranker alone from 0.88 to 0.91 (BFCL), 0.64 to 0.77 (real MCP servers'
+/// tools, whole tasks) and 0.59 to 0.77 (GitHub's REST operations).
 #[derive(Clone)]
 pub struct HybridRanker {
     cached: Arc<Cached>,

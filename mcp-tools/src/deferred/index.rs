@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::corpus::{Corpus, SearchDoc};
+use super::intent::asks_to_read;
 use super::rank::{Candidate, Ranker, Scorer};
 
 /// How strict a search is.
@@ -27,18 +28,27 @@ pub struct SearchOptions {
     /// queries keep the strict count, and no result is kept unless one result reaches the count.
     /// 0 turns it off.
     pub relative: f32,
+    /// How much lower a result ranks when what it does, by its annotations
+    /// ([`SearchDoc::read_only`]), is not what the request asks for ([`asks_to_read`]): a tool
+    /// that changes things for a question (`was acme/web#77 merged?`), a read-only tool for a
+    /// change (`add jdoe to acme/web`). Its score is multiplied by `1 − intent_penalty`; results
+    /// whose annotations do not say, and requests that do not say, are left alone. Default 0.3;
+    /// 0 turns it off.
+    ///
+    /// [`asks_to_read`]: super::asks_to_read
+    pub intent_penalty: f32,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { min_share: 0.5, max_required: 2, relative: 0.3 }
+        SearchOptions { min_share: 0.5, max_required: 2, relative: 0.3, intent_penalty: 0.3 }
     }
 }
 
 impl SearchOptions {
-    /// No threshold: every candidate of the ranker is a result.
+    /// No threshold: every candidate of the ranker is a result (ranked as by default).
     pub fn no_threshold() -> Self {
-        SearchOptions { min_share: 0.0, max_required: 0, relative: 0.0 }
+        SearchOptions { min_share: 0.0, max_required: 0, relative: 0.0, ..SearchOptions::default() }
     }
 
     /// The share of `terms` distinct query terms, rounded up, before the cap.
@@ -96,6 +106,8 @@ pub struct SearchIndex {
     /// Documents by name key (lowercase parts joined by `_`), then name.
     by_key: Vec<u32>,
     tags: Vec<(String, usize)>,
+    /// Whether any document's annotations say whether it only reads.
+    annotated: bool,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -132,6 +144,7 @@ impl SearchIndex {
             }
         }
         let tags = tag_counts.into_iter().map(|(t, n)| (t.to_owned(), n)).collect();
+        let annotated = docs.iter().any(|d| d.read_only.is_some());
         let corpus = Corpus::new(docs);
         let scorer = ranker.prepare(&corpus);
         let mut by_name: Vec<u32> = (0..names.len() as u32).collect();
@@ -142,7 +155,7 @@ impl SearchIndex {
         }
         let mut by_key = by_name.clone();
         by_key.sort_by(|&a, &b| corpus.name_key(a as usize).cmp(corpus.name_key(b as usize)));
-        SearchIndex { corpus, scorer, options, names, by_name, name_rank, by_key, tags }
+        SearchIndex { corpus, scorer, options, names, by_name, name_rank, by_key, tags, annotated }
     }
 
     /// The analyzed documents.
@@ -311,11 +324,18 @@ impl SearchIndex {
             }
         }
         let keep = |c: &Candidate| c.matched >= required || (c.matched > 0 && c.coverage >= bar);
+        // A question ranks tools that change things lower, a change read-only tools.
+        let penalty = self.options.intent_penalty.clamp(0.0, 1.0);
+        let intent = (penalty > 0.0 && self.annotated).then(|| asks_to_read(query.text())).flatten();
+        let docs = self.corpus.docs();
         let mut ranked: Vec<Ranked> = Vec::with_capacity(candidates.len().min(1024));
         for c in &candidates {
             let is_exact = exact.contains(&c.doc);
             if (keep(c) || is_exact) && self.has_tag(c.doc, tags) && shown(c.doc) {
-                ranked.push(Ranked { doc: c.doc, score: c.score, exact: is_exact });
+                let against =
+                    intent.is_some_and(|read| docs[c.doc as usize].read_only.is_some_and(|r| r != read));
+                let score = if against { c.score * (1.0 - penalty) } else { c.score };
+                ranked.push(Ranked { doc: c.doc, score, exact: is_exact });
             }
         }
         for &doc in exact {

@@ -179,8 +179,9 @@ impl DeferredTools {
         }
         let search_docs = docs
             .iter()
-            .map(|e| {
-                SearchDoc::from_schema(
+            .map(|e| SearchDoc {
+                read_only: SearchDoc::read_only_of(&e.annotations),
+                ..SearchDoc::from_schema(
                     e.name.to_string(),
                     e.title.clone(),
                     e.summary.clone(),

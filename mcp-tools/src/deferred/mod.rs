@@ -2,8 +2,9 @@
 //! lets the model search them (`search_tools`), read the few it picked (`describe_tools`) and call
 //! one (`call_tool`). This module is the search part.
 //!
-//! * [`SearchDoc`]: what is indexed of a tool (name, title, summary, description, tags, and the
-//!   names and descriptions of its parameters, read from its input schema).
+//! * [`SearchDoc`]: what is indexed of a tool (name, title, summary, description, tags, the
+//!   names and descriptions of its parameters, read from its input schema, and whether its
+//!   annotations say it only reads).
 //! * [`SearchIndex`]: built once per catalog; [`search`](SearchIndex::search) ranks with a
 //!   query-term coverage threshold (no padding with one-word matches), filters by tag, pages, and
 //!   breaks ties by name; [`suggest`](SearchIndex::suggest) answers "did you mean".
@@ -18,7 +19,9 @@
 //! the phrase the catalog spells out beside it (`PR` → `PR (pull request)`; see
 //! [`Corpus::rewrite`]). With a sentence-embedding model, a misspelt word that neither the
 //! catalog nor the model's vocabulary knows is corrected to the word one edit away (`lable` →
-//! `label`; see [`Corpus::correct`]).
+//! `label`; see [`Corpus::correct`]). A request that asks for information (`what …`, `list …`)
+//! ranks tools annotated as changing things lower, and one that asks for a change (`add …`)
+//! ranks read-only tools lower (see [`asks_to_read`] and [`SearchOptions::intent_penalty`]).
 //!
 //! ```
 //! use mcp_tools::deferred::{Bm25fRanker, SearchDoc, SearchIndex};
@@ -49,6 +52,7 @@ mod dense;
 mod index;
 #[cfg(feature = "embeddings")]
 mod int8;
+mod intent;
 pub(crate) mod meta;
 mod rank;
 mod rewrite;
@@ -65,6 +69,7 @@ pub use dense::{
     without_values,
 };
 pub use index::{Hit, SearchIndex, SearchOptions, SearchPage};
+pub use intent::asks_to_read;
 pub use meta::DeferredTools;
 pub use rank::{Bm25fRanker, Candidate, Ranker, Scorer};
 #[cfg(feature = "embeddings")]

@@ -107,7 +107,8 @@ fn required_terms() {
     let options = SearchOptions::default();
     let required: Vec<usize> = (0..8).map(|n| options.required(n)).collect();
     assert_eq!(required, [0, 1, 1, 2, 2, 2, 2, 2]);
-    let strict = SearchOptions { min_share: 0.5, max_required: usize::MAX, relative: 0.0 };
+    let strict =
+        SearchOptions { min_share: 0.5, max_required: usize::MAX, relative: 0.0, ..SearchOptions::default() };
     assert_eq!((1..8).map(|n| strict.required(n)).collect::<Vec<_>>(), [1, 1, 2, 2, 3, 3, 4]);
     assert_eq!(SearchOptions::no_threshold().required(5), 0);
 }
@@ -727,8 +728,53 @@ fn a_tool_is_indexed_as_a_deferred_server_indexes_it() {
     assert_eq!(doc.tags, ["geo"]);
     assert_eq!(doc.params, [("city".to_owned(), "The city.".to_owned()), ("unit".to_owned(), String::new())]);
     assert_eq!(doc.values, ["celsius", "fahrenheit"]);
-    let doc = SearchDoc::from_tool(&tool.summary("Forecasts."));
+    assert_eq!(doc.read_only, None, "no annotations: not known");
+    let doc = SearchDoc::from_tool(&tool.clone().summary("Forecasts."));
     assert_eq!(doc.summary, "Forecasts.", "a summary of its own wins");
+    let annotated = |a: crate::Annotations| SearchDoc::from_tool(&tool.clone().annotations(a)).read_only;
+    assert_eq!(annotated(crate::Annotations::new().read_only(true)), Some(true));
+    assert_eq!(annotated(crate::Annotations::new().read_only(false)), Some(false));
+    assert_eq!(
+        annotated(crate::Annotations::new().destructive(false)),
+        Some(false),
+        "only a tool that changes things is destructive or not"
+    );
+    assert_eq!(annotated(crate::Annotations::new().idempotent(true)), None);
+}
+
+#[test]
+fn a_question_ranks_tools_that_change_things_lower_and_a_change_read_only_ones() {
+    // The same words: only what the tools do, by their annotations, tells them apart (a tie
+    // otherwise goes to the first name).
+    let labels = |name: &str, read_only: Option<bool>| SearchDoc {
+        read_only,
+        ..doc(name, "Labels of an issue: bug, triage, feature.")
+    };
+    let index = |options: SearchOptions, first: Option<bool>, second: Option<bool>| {
+        SearchIndex::with_options(
+            vec![labels("issue_labels_x", first), labels("issue_labels_y", second)],
+            &Bm25fRanker::default(),
+            options,
+        )
+    };
+    let first = |options, a, b, query| names(&index(options, a, b).search(query, None, 10, 0))[0].to_owned();
+    let on = SearchOptions::default();
+    let off = SearchOptions { intent_penalty: 0.0, ..on };
+    let (reads, changes) = (Some(true), Some(false));
+    let question = "which labels does issue 88 have?";
+    let unsaid = "can you sort out the labels of issue 88";
+    assert_eq!(first(on, changes, reads, question), "issue_labels_y");
+    assert_eq!(first(on, reads, changes, question), "issue_labels_x");
+    assert_eq!(first(on, reads, changes, "add the labels bug and triage to issue 88"), "issue_labels_y");
+    assert_eq!(first(off, changes, reads, question), "issue_labels_x", "0 turns it off");
+    // A request that does not say, or tools whose annotations do not, keep the tie's order.
+    assert_eq!(first(on, changes, reads, unsaid), "issue_labels_x");
+    assert_eq!(first(on, changes, None, question), "issue_labels_y");
+    assert_eq!(first(on, None, changes, question), "issue_labels_x");
+    // Lower, not dropped: both are still results, with the score lowered by the penalty.
+    let page = index(on, changes, reads).search(question, None, 10, 0);
+    assert_eq!(page.total, 2);
+    assert!((page.hits[1].score - 0.7 * page.hits[0].score).abs() < 1e-5, "{:?}", page.hits);
 }
 
 #[test]
