@@ -268,6 +268,19 @@ struct Entry {
     options: SearchOptions,
 }
 
+impl Entry {
+    /// A row searched with the default [`SearchOptions`].
+    fn new(name: impl Into<String>, ranker: impl Ranker + 'static) -> Entry {
+        Entry { name: name.into(), ranker: Box::new(ranker), options: SearchOptions::default() }
+    }
+
+    /// The same row without the intent weighting (`SearchOptions::intent_penalty` 0).
+    fn without_intent(mut self) -> Entry {
+        self.options.intent_penalty = 0.0;
+        self
+    }
+}
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -324,16 +337,9 @@ fn run() -> Result<(), String> {
         sets.push(github_set(&sets_dir.join("github-rest.tasks.json"), &spec)?);
     }
     let mut entries = vec![
-        Entry {
-            options: SearchOptions::default(),
-            name: "`Bm25fRanker::default()` (words)".into(),
-            ranker: Box::new(Bm25fRanker::default()),
-        },
-        Entry {
-            options: SearchOptions { intent_penalty: 0.0, ..SearchOptions::default() },
-            name: "`Bm25fRanker::default()` (words), no intent weighting".into(),
-            ranker: Box::new(Bm25fRanker::default()),
-        },
+        Entry::new("`Bm25fRanker::default()` (words)", Bm25fRanker::default()),
+        Entry::new("`Bm25fRanker::default()` (words), no intent weighting", Bm25fRanker::default())
+            .without_intent(),
     ];
     let mut timing = Vec::new();
     if let Some(dir) = &model {
@@ -964,16 +970,8 @@ mod models {
         let mut floor = hybrid(&memo, cut, true, embedding_text);
         floor.min_similarity = 0.35;
         Ok(vec![
-            Entry {
-                options: SearchOptions::default(),
-                name: format!("`HybridRanker::from_model` ({name})"),
-                ranker: Box::new(default),
-            },
-            Entry {
-                options: SearchOptions::default(),
-                name: format!("`HybridRanker::from_model` ({name}), min similarity 0.35"),
-                ranker: Box::new(floor),
-            },
+            Entry::new(format!("`HybridRanker::from_model` ({name})"), default),
+            Entry::new(format!("`HybridRanker::from_model` ({name}), min similarity 0.35"), floor),
         ])
     }
 
@@ -989,66 +987,52 @@ mod models {
             r
         };
         let entries = vec![
-            Entry {
-                options: SearchOptions::default(),
-                name: format!(
+            Entry::new(
+                format!(
                     "`HybridRanker` ({name}): whole definition, 256 tokens, whole request, values kept (first)"
                 ),
-                ranker: Box::new(kept_values(hybrid(&long, 256, false, full_embedding_text))),
-            },
-            Entry {
-                options: SearchOptions::default(),
-                name: format!("`HybridRanker` ({name}): whole definition, {cut} tokens, steps"),
-                ranker: Box::new(hybrid(&short, cut, true, full_embedding_text)),
-            },
-            Entry {
-                options: SearchOptions::default(),
-                name: format!("`HybridRanker` ({name}): short text, whole request"),
-                ranker: Box::new(hybrid(&short, cut, false, embedding_text)),
-            },
-            Entry {
-                options: SearchOptions::default(),
-                name: format!(
-                    "`HybridRanker` ({name}): short text, {cut} tokens, steps, values kept (before)"
-                ),
-                ranker: Box::new(kept_values(hybrid(&short, cut, true, embedding_text))),
-            },
-            Entry {
-                options: SearchOptions::default(),
-                name: format!(
+                kept_values(hybrid(&long, 256, false, full_embedding_text)),
+            ),
+            Entry::new(
+                format!("`HybridRanker` ({name}): whole definition, {cut} tokens, steps"),
+                hybrid(&short, cut, true, full_embedding_text),
+            ),
+            Entry::new(
+                format!("`HybridRanker` ({name}): short text, whole request"),
+                hybrid(&short, cut, false, embedding_text),
+            ),
+            Entry::new(
+                format!("`HybridRanker` ({name}): short text, {cut} tokens, steps, values kept (before)"),
+                kept_values(hybrid(&short, cut, true, embedding_text)),
+            ),
+            Entry::new(
+                format!(
                     "**`HybridRanker::from_model`** ({name}): short text, {cut} tokens, steps, values dropped (default)"
                 ),
-                ranker: Box::new(hybrid(&short, cut, true, embedding_text)),
-            },
+                hybrid(&short, cut, true, embedding_text),
+            ),
         ];
         let mut entries = entries;
         let mut as_written = hybrid(&short, cut, true, embedding_text);
         as_written.correct_spelling = false;
-        entries.push(Entry {
-            options: SearchOptions::default(),
-            name: "default, but no spelling correction".into(),
-            ranker: Box::new(as_written),
-        });
-        entries.push(Entry {
-            options: SearchOptions { intent_penalty: 0.0, ..SearchOptions::default() },
-            name: "default, but no intent weighting".into(),
-            ranker: Box::new(hybrid(&short, cut, true, embedding_text)),
-        });
-        entries.push(Entry {
-            options: SearchOptions::default(),
-            name: "default, but f32 products (`SentenceEmbedder::exact`)".into(),
-            ranker: Box::new(hybrid(&exact, cut, true, embedding_text)),
-        });
+        entries.push(Entry::new("default, but no spelling correction", as_written));
+        entries.push(
+            Entry::new("default, but no intent weighting", hybrid(&short, cut, true, embedding_text))
+                .without_intent(),
+        );
+        entries.push(Entry::new(
+            "default, but f32 products (`SentenceEmbedder::exact`)",
+            hybrid(&exact, cut, true, embedding_text),
+        ));
         let weights = outside.weights.clone().unwrap_or_else(|| vec![(0.25, 0.2), (0.15, 0.3), (0.35, 0.3)]);
         for (weight, floor) in weights {
             let mut r = hybrid(&short, cut, true, embedding_text);
             r.lexical_weight = weight;
             r.min_similarity = floor;
-            entries.push(Entry {
-                options: SearchOptions::default(),
-                name: format!("default, but lexical weight {weight} and min similarity {floor}"),
-                ranker: Box::new(r),
-            });
+            entries.push(Entry::new(
+                format!("default, but lexical weight {weight} and min similarity {floor}"),
+                r,
+            ));
         }
         Ok(entries)
     }
