@@ -330,6 +330,9 @@ fn a_cache_file_is_reused_by_the_same_model_only() {
         exact.model_id(),
         model.model_id()
     );
+    let cut = SentenceEmbedder::from_dir(model_dir()).unwrap().max_tokens(64).unwrap().exact().unwrap();
+    assert!(cut.model_id().contains(" max 64 "), "f32 products keep the cut: {}", cut.model_id());
+    assert_eq!(cut.model_id(), exact.model_id().replacen(" max 256 ", " max 64 ", 1));
     let file = std::env::temp_dir().join(format!("mcp-tools-vectors-{}.bin", std::process::id()));
     let query = "I need somewhere to sleep in Rome next week";
     let first =

@@ -446,9 +446,14 @@ impl Corpus {
         spell::correct(
             text,
             |word| {
-                self.parts.contains_key(word)
-                    || self.analyzer.part_term(word).is_some_and(|stem| self.term_id(&stem).is_some())
-                    || vocabulary.knows(word)
+                if self.parts.contains_key(word) {
+                    return true;
+                }
+                // A word of 5 letters or more: `part_term` is its stem, or `None` for a stop word.
+                match self.analyzer.part_term(word) {
+                    Some(stem) => self.term_id(&stem).is_some() || vocabulary.knows_stemmed(word, &stem),
+                    None => vocabulary.knows(word),
+                }
             },
             |word| match self.parts.get(word) {
                 Some(&STOP) | None => None,

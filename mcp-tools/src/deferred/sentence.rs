@@ -147,13 +147,13 @@ impl SentenceEmbedder {
     /// 0.999 of these, and give the same retrieval figures on the sets of `bench/retrieval.md`
     /// but for one request. f32 vectors can differ in their last bits from one CPU to another
     /// (gemm picks its kernels by CPU); int8 ones do not. The weights are loaded again.
-    pub fn exact(self) -> Result<SentenceEmbedder, EmbedError> {
-        let tokens = self.tokenizer.get_truncation().map(|t| t.max_length);
-        let exact = SentenceEmbedder::open(&self.dir, Products::Exact)?;
-        match tokens {
-            Some(tokens) => exact.max_tokens(tokens),
-            None => Ok(exact),
-        }
+    pub fn exact(mut self) -> Result<SentenceEmbedder, EmbedError> {
+        // Only the weights are loaded again: the tokenizer, its cut and the files' digests stay.
+        let (config, _) = read_config(&self.dir)?;
+        self.model = load_weights(&self.dir, &config, Products::Exact)?;
+        let tokens = self.tokenizer.get_truncation().map_or(0, |t| t.max_length);
+        self.id = fingerprint(&self.files, tokens, self.pooling, &self.prompts, self.model.is_int8());
+        Ok(self)
     }
 
     /// Whether the linear layers run int8 products (the default on x86-64 CPUs with AVX2 and
@@ -163,11 +163,7 @@ impl SentenceEmbedder {
     }
 
     fn open(dir: &Path, products: Products) -> Result<SentenceEmbedder, EmbedError> {
-        let config_path = dir.join("config.json");
-        let json = read_json(&config_path)?;
-        let max_positions = json["max_position_embeddings"].as_u64().unwrap_or(512);
-        let config: Config = serde_json::from_value(json)
-            .map_err(|e| format!("{}: not a BERT configuration: {e}", config_path.display()))?;
+        let (config, max_positions) = read_config(dir)?;
         let mut max_length = 256;
         let sbert = dir.join("sentence_bert_config.json");
         if sbert.exists()
@@ -213,12 +209,6 @@ impl SentenceEmbedder {
         if !weights.exists() {
             return Err(format!("{}: not found", weights.display()).into());
         }
-        let device = Device::Cpu;
-        small_products_on_one_thread();
-        // SAFETY: the weights file is memory-mapped read-only; it must not change while the
-        // model is loaded (candle's documented requirement for `from_mmaped_safetensors`).
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
-            .map_err(|e| format!("{}: {e}", weights.display()))?;
         // The files' digests (the key of the vectors' cache) are read, and the vocabulary made,
         // while the weights load.
         let (model, (files, vocabulary)) = std::thread::scope(|scope| {
@@ -231,7 +221,7 @@ impl SentenceEmbedder {
                 };
                 (files(), whole_words(&tokenizer))
             });
-            let model = Bert::load(vb, &config, products).map_err(|e| format!("{}: {e}", weights.display()));
+            let model = load_weights(dir, &config, products);
             (model, files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (model, files) = (model?, files?);
@@ -242,7 +232,7 @@ impl SentenceEmbedder {
             tokenizer,
             pooling,
             prompts,
-            device,
+            device: Device::Cpu,
             pad_id,
             files,
             id,
@@ -290,6 +280,28 @@ impl SentenceEmbedder {
         let norm = pooled.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
         Ok(pooled.broadcast_div(&norm)?.to_vec2::<f32>()?)
     }
+}
+
+/// The BERT configuration in `dir`, and its `max_position_embeddings` (512 when it has none).
+fn read_config(dir: &Path) -> Result<(Config, u64), EmbedError> {
+    let path = dir.join("config.json");
+    let json = read_json(&path)?;
+    let max_positions = json["max_position_embeddings"].as_u64().unwrap_or(512);
+    let config = serde_json::from_value(json)
+        .map_err(|e| format!("{}: not a BERT configuration: {e}", path.display()))?;
+    Ok((config, max_positions))
+}
+
+/// Loads the weights in `dir` (`model.safetensors`, memory-mapped) as a BERT model with
+/// `products`.
+fn load_weights(dir: &Path, config: &Config, products: Products) -> Result<Bert, EmbedError> {
+    let weights = dir.join("model.safetensors");
+    small_products_on_one_thread();
+    // SAFETY: the weights file is memory-mapped read-only; it must not change while the model
+    // is loaded (candle's documented requirement for `from_mmaped_safetensors`).
+    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
+        .map_err(|e| format!("{}: {e}", weights.display()))?;
+    Bert::load(vb, config, products).map_err(|e| format!("{}: {e}", weights.display()).into())
 }
 
 /// The cache key of a model's vectors: the digests of its weights and tokenizer (not a sample:

@@ -65,10 +65,12 @@ impl Vocabulary {
     /// (`cached`, `decoding` when it holds `cache`, `decode`): a model's vocabulary lists few
     /// inflected forms.
     pub fn knows(&self, word: &str) -> bool {
-        if self.ranks.contains_key(word) {
-            return true;
-        }
-        self.stems.contains(&*Stemmer::create(Algorithm::English).stem(word))
+        self.ranks.contains_key(word) || self.stems.contains(&*Stemmer::create(Algorithm::English).stem(word))
+    }
+
+    /// [`knows`](Vocabulary::knows) for a word whose English stem is already known.
+    pub(crate) fn knows_stemmed(&self, word: &str, stem: &str) -> bool {
+        self.ranks.contains_key(word) || self.stems.contains(stem)
     }
 
     /// How many words it holds.
