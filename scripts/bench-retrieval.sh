@@ -4,9 +4,9 @@
 # git-ignored .cache/bench (never committed): the PyPI package bfcl-eval and the npm package
 # @octokit/openapi (GitHub's REST API description, for the github-rest set); fetches the
 # sentence-embedding model and builds its version tuned for tool search (scripts/fetch-model.sh
-# and `--tuned`: 10 to 15 minutes the first time); runs
+# and `--tuned`: 10 to 30 minutes the first time, as measured on different VMs); runs
 # `cargo run --release --features embeddings --example bench_sets` and `... --example
-# bench_retrieval`, and writes bench/retrieval.md. About 15 minutes on a 2-core machine the first
+# bench_retrieval`, and writes bench/retrieval.md. About 15 minutes more on a 2-core machine the first
 # time (every tool of every set is embedded; the vectors are then kept in .cache/bench).
 #
 #   bash scripts/bench-retrieval.sh                  # the pinned versions

