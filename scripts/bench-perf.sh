@@ -2,7 +2,7 @@
 # Performance suite (not a test; issue #13): the same two tools (`add`, `echo`) served by
 # mcp-tools (examples/bench_server.rs), by rmcp written the way its README shows
 # (bench/src/bin/rmcp_bench.rs), by the official TypeScript SDK (bench/ts/server.mjs, stdio) and
-# by hand-written floors (bench/src/bin/floor_*.rs), driven by
+# by hand-written floors (bench/floor/src/bin/floor_*.rs), driven by
 # bench/src/main.rs (`mcp-bench`) in one run, so that the ratios compare like with like. Also the
 # catalog's size (examples/bench_large.rs with 10, 1,000 and 10,000 runtime tools).
 #
@@ -10,9 +10,12 @@
 #   scripts/bench-perf.sh --quick    # one short run, to try a change (writes nothing in bench/)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# (Two builds: target flags such as --example apply to every package named.)
+# (Separate builds: target flags such as --example apply to every package named, and the floors'
+# package is built alone so that its serde_json gets no feature the other packages turn on:
+# features are unified across the packages of one build.)
 cargo build --release --quiet -p mcp-tools-bench
 cargo build --release --quiet --example bench_server --example bench_large
+cargo build --release --quiet -p mcp-tools-floor
 # The TypeScript SDK server (bench/ts/server.mjs), with the packages of bench/ts/package-lock.json.
 if [ ! -d bench/ts/node_modules/@modelcontextprotocol/sdk ]; then
   npm ci --prefix bench/ts --no-audit --no-fund --silent
