@@ -20,7 +20,7 @@ mod wire;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
@@ -76,7 +76,7 @@ impl Server {
             server: self.clone(),
             options,
             max_body_bytes,
-            sessions: Mutex::new(HashMap::new()),
+            sessions: RwLock::new(HashMap::new()),
             shutdown,
             sweeping: std::sync::Once::new(),
         });
@@ -350,7 +350,7 @@ mod tests {
         }
         tokio::task::yield_now().await;
         assert_eq!(server.shared.events.receiver_count(), listening, "no event forwarding was started");
-        assert!(state.sessions.lock().unwrap().is_empty());
+        assert!(state.sessions.read().unwrap().is_empty());
         let response = app.clone().oneshot(post(&initialize(json!({})), None)).await.unwrap();
         assert!(response.headers().get("mcp-session-id").is_some());
         assert_eq!(server.shared.events.receiver_count(), listening + 1, "a session forwards events");

@@ -4,8 +4,7 @@
 //! something before it, or a numbered, replayable stream in resumable mode.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request};
@@ -15,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::auth::step_up;
-use super::sessions::{HttpSession, HttpState, named_session, principal, unsupported_version};
+use super::sessions::{HttpSession, HttpState, LastSeen, named_session, principal, unsupported_version};
 use super::sse::{Hub, call_stream, hub_events, sse_response};
 use super::stateless;
 use super::wire::{
@@ -229,7 +228,7 @@ fn answer(
                     id.clone(),
                     Arc::new(HttpSession {
                         session: target.session.clone(),
-                        last_seen: Mutex::new(Instant::now()),
+                        last_seen: LastSeen::now(),
                         hub: Hub::new(state.server.shared.limits.max_queued_bytes),
                         owner: target.owner.clone(),
                     }),

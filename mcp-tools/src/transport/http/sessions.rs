@@ -3,7 +3,8 @@
 //! own stream, or a resumed one) and DELETE.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -23,7 +24,7 @@ use crate::server::Server;
 /// One session of the endpoint.
 pub(super) struct HttpSession {
     pub session: Arc<Session>,
-    pub last_seen: Mutex<Instant>,
+    pub last_seen: LastSeen,
     pub hub: Hub,
     /// Who opened it (with authorization): no one else may use it.
     pub owner: Option<String>,
@@ -33,7 +34,9 @@ pub(super) struct HttpState {
     pub server: Server,
     pub options: HttpOptions,
     pub max_body_bytes: usize,
-    pub sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// Read by every request (a read lock: the workers do not wait for each other), written when
+    /// a session starts or ends.
+    pub sessions: RwLock<HashMap<String, Arc<HttpSession>>>,
     /// Fired on shutdown: open SSE streams end so connections can close.
     pub shutdown: CancellationToken,
     /// Whether the idle-session sweeper runs.
@@ -45,12 +48,9 @@ impl HttpState {
     /// used one is ended to make room.
     pub fn insert(&self, id: String, session: Arc<HttpSession>) {
         let evicted = {
-            let mut sessions = self.sessions.lock().expect("sessions lock");
+            let mut sessions = self.sessions.write().expect("sessions lock");
             let evicted = if sessions.len() >= self.options.max_sessions {
-                let oldest = sessions
-                    .iter()
-                    .min_by_key(|(_, s)| *s.last_seen.lock().expect("last-seen lock"))
-                    .map(|(id, _)| id.clone());
+                let oldest = sessions.iter().min_by_key(|(_, s)| s.last_seen.get()).map(|(id, _)| id.clone());
                 oldest.and_then(|id| sessions.remove(&id))
             } else {
                 None
@@ -74,8 +74,8 @@ impl HttpState {
 
     /// The session named `id`, marked as used now.
     pub fn session(&self, id: &str) -> Option<Arc<HttpSession>> {
-        let session = self.sessions.lock().expect("sessions lock").get(id).cloned()?;
-        *session.last_seen.lock().expect("last-seen lock") = Instant::now();
+        let session = self.sessions.read().expect("sessions lock").get(id).cloned()?;
+        session.last_seen.touch();
         Some(session)
     }
 
@@ -99,13 +99,11 @@ impl HttpState {
     pub fn expire_idle(&self) {
         let timeout = self.options.session_idle_timeout;
         let expired: Vec<Arc<HttpSession>> = {
-            let mut sessions = self.sessions.lock().expect("sessions lock");
+            let mut sessions = self.sessions.write().expect("sessions lock");
             // A session running a request or holding a stream open is not idle.
             let stale: Vec<String> = sessions
                 .iter()
-                .filter(|(_, s)| {
-                    s.last_seen.lock().expect("last-seen lock").elapsed() > timeout && !s.session.is_busy()
-                })
+                .filter(|(_, s)| s.last_seen.get().elapsed() > timeout && !s.session.is_busy())
                 .map(|(id, _)| id.clone())
                 .collect();
             stale.iter().filter_map(|id| sessions.remove(id)).collect()
@@ -114,6 +112,31 @@ impl HttpState {
             tracing::debug!("session expired after {timeout:?} idle");
             s.session.close();
         }
+    }
+}
+
+/// When a session was last used: an atomic (in microseconds since it started), so that the
+/// requests of one session, and the workers that look sessions up, do not wait for each other.
+pub(super) struct LastSeen {
+    start: Instant,
+    micros: AtomicU64,
+}
+
+impl LastSeen {
+    /// Used now.
+    pub fn now() -> LastSeen {
+        LastSeen { start: Instant::now(), micros: AtomicU64::new(0) }
+    }
+
+    /// Marks it used now (never earlier than a mark made at the same time by another thread).
+    pub fn touch(&self) {
+        let micros = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.micros.fetch_max(micros, Ordering::Relaxed);
+    }
+
+    /// When it was last used (to the microsecond).
+    pub fn get(&self) -> Instant {
+        self.start + Duration::from_micros(self.micros.load(Ordering::Relaxed))
     }
 }
 
@@ -175,7 +198,7 @@ pub(super) fn delete(state: Arc<HttpState>, request: &Request) -> Response {
         Ok(found) => found,
         Err(response) => return response,
     };
-    if let Some(s) = state.sessions.lock().expect("sessions lock").remove(&id) {
+    if let Some(s) = state.sessions.write().expect("sessions lock").remove(&id) {
         s.session.close();
     }
     (StatusCode::OK, Body::empty()).into_response()
@@ -221,4 +244,22 @@ pub(super) fn get(state: Arc<HttpState>, request: Request) -> Response {
         Some((sse_event(None, &message), (queue, shutdown)))
     });
     sse_response(stream, state.options.keep_alive)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_seen_moves_forward_only() {
+        let seen = LastSeen::now();
+        let created = seen.get();
+        std::thread::sleep(Duration::from_millis(2));
+        seen.touch();
+        let touched = seen.get();
+        assert!(touched >= created + Duration::from_millis(2), "{touched:?} vs {created:?}");
+        // A mark taken earlier but stored later does not move it back.
+        seen.micros.fetch_max(1, Ordering::Relaxed);
+        assert_eq!(seen.get(), touched);
+    }
 }
