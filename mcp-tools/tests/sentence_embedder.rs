@@ -211,6 +211,38 @@ fn model_with(name: &str, sentence_transformers: &str, pooling: Option<&str>) ->
 }
 
 #[test]
+fn a_model_folder_names_its_own_weights() {
+    let plain = HybridRanker::from_model(model_dir()).unwrap();
+    assert_eq!((plain.lexical_weight, plain.min_similarity), (0.25, 0.3), "the defaults");
+
+    let dir = model_with("settings", "{}", None);
+    let settings = dir.join(HybridRanker::SETTINGS_FILE);
+    std::fs::write(&settings, r#"{"lexical_weight": 0.3, "min_similarity": 0.32}"#).unwrap();
+    let tuned = HybridRanker::from_model(&dir).unwrap();
+    assert_eq!((tuned.lexical_weight, tuned.min_similarity), (0.3, 0.32));
+    std::fs::write(&settings, r#"{"min_similarity": 0.35}"#).unwrap();
+    let floor = HybridRanker::from_model(&dir).unwrap();
+    assert_eq!(
+        (floor.lexical_weight, floor.min_similarity),
+        (0.25, 0.35),
+        "a key left out keeps its default"
+    );
+
+    for (text, says) in [
+        (r#"{"lexical_weight": 1.5}"#, "lexical_weight must be from 0 to 1"),
+        (r#"{"min_similarity": -2}"#, "min_similarity must be from -1 to 1"),
+        (r#"{"lexical_weigth": 0.3}"#, "unknown field"),
+        (r#"{"lexical_weight": "high"}"#, "invalid type"),
+        ("{", "EOF"),
+    ] {
+        std::fs::write(&settings, text).unwrap();
+        let error = HybridRanker::from_model(&dir).unwrap_err().to_string();
+        assert!(error.contains(HybridRanker::SETTINGS_FILE) && error.contains(says), "{text}: {error}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn prompts_of_the_model_go_before_requests_and_tools_texts() {
     let plain = embedder();
     let same = |a: &[f32], b: &[f32]| cosine(a, b) > 0.9999;

@@ -395,10 +395,18 @@ impl SentenceEmbedder {
 }
 
 impl HybridRanker {
+    /// The file of a model folder that says how the model is best searched with:
+    /// `{"lexical_weight": 0.3, "min_similarity": 0.32}` (either key may be left out), read by
+    /// [`from_model`](Self::from_model). `scripts/fetch-model.sh --tuned` writes one into the
+    /// tuned model's folder: its similarities are spread differently from the published
+    /// model's, and these weights meet every retrieval target with it (`bench/retrieval.md`).
+    pub const SETTINGS_FILE: &str = "mcp-tools.json";
+
     /// The ranker the README recommends, from a sentence-transformers model folder (such as
     /// the one `scripts/fetch-model.sh` prints): [`SentenceEmbedder`]
     /// with texts cut at [`DEFAULT_MAX_TOKENS`](SentenceEmbedder::DEFAULT_MAX_TOKENS)
-    /// tokens, the default weights, cache file and background build.
+    /// tokens, the default weights (or the folder's own, from its
+    /// [`SETTINGS_FILE`](Self::SETTINGS_FILE)), cache file and background build.
     ///
     /// ```no_run
     /// use mcp_tools::Server;
@@ -408,7 +416,54 @@ impl HybridRanker {
     /// let server = Server::builder().defer_tools(DeferredTools::new().ranker(ranker)).build();
     /// ```
     pub fn from_model(dir: impl AsRef<Path>) -> Result<HybridRanker, EmbedError> {
+        let dir = dir.as_ref();
+        // Read first: a mistake there is told before the model takes its seconds to load.
+        let settings = ModelSettings::read(dir)?;
         let embedder = SentenceEmbedder::from_dir(dir)?.max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS)?;
-        Ok(HybridRanker::new(embedder))
+        Ok(settings.apply(HybridRanker::new(embedder)))
+    }
+
+    /// The weights that the model folder `dir` names in its [`SETTINGS_FILE`](Self::SETTINGS_FILE),
+    /// if it has one (else the ranker as it is). An unreadable file, an unknown key or a value
+    /// out of range is an error that names the file.
+    pub fn model_settings(self, dir: impl AsRef<Path>) -> Result<HybridRanker, EmbedError> {
+        Ok(ModelSettings::read(dir.as_ref())?.apply(self))
+    }
+}
+
+/// A model folder's [`HybridRanker::SETTINGS_FILE`].
+#[derive(Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelSettings {
+    lexical_weight: Option<f32>,
+    min_similarity: Option<f32>,
+}
+
+impl ModelSettings {
+    /// The folder's settings; none when it has no such file.
+    fn read(dir: &Path) -> Result<ModelSettings, EmbedError> {
+        let path = dir.join(HybridRanker::SETTINGS_FILE);
+        if !path.exists() {
+            return Ok(ModelSettings::default());
+        }
+        let settings: ModelSettings =
+            serde_json::from_value(read_json(&path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(weight) = settings.lexical_weight.filter(|w| !(0.0..=1.0).contains(w)) {
+            return Err(
+                format!("{}: lexical_weight must be from 0 to 1, not {weight}", path.display()).into()
+            );
+        }
+        if let Some(floor) = settings.min_similarity.filter(|f| !(-1.0..=1.0).contains(f)) {
+            return Err(
+                format!("{}: min_similarity must be from -1 to 1, not {floor}", path.display()).into()
+            );
+        }
+        Ok(settings)
+    }
+
+    fn apply(self, mut ranker: HybridRanker) -> HybridRanker {
+        ranker.lexical_weight = self.lexical_weight.unwrap_or(ranker.lexical_weight);
+        ranker.min_similarity = self.min_similarity.unwrap_or(ranker.min_similarity);
+        ranker
     }
 }
