@@ -220,6 +220,8 @@ fn a_model_folder_names_its_own_weights() {
     std::fs::write(&settings, r#"{"lexical_weight": 0.3, "min_similarity": 0.32}"#).unwrap();
     let tuned = HybridRanker::from_model(&dir).unwrap();
     assert_eq!((tuned.lexical_weight, tuned.min_similarity), (0.3, 0.32));
+    let applied = plain.model_settings(&dir).unwrap();
+    assert_eq!((applied.lexical_weight, applied.min_similarity), (0.3, 0.32), "to a ranker built otherwise");
     std::fs::write(&settings, r#"{"min_similarity": 0.35}"#).unwrap();
     let floor = HybridRanker::from_model(&dir).unwrap();
     assert_eq!(
