@@ -20,7 +20,11 @@ fn lib(description: &str, body: &str) -> String {
 /// A package `devloop` in a temporary folder, built once.
 fn package() -> (PathBuf, PathBuf) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("mcp-tools-devloop-{}", std::process::id()));
+    // Under target/ (cargo's folder for tests' files), so that cargo reads the workspace's
+    // .cargo/config.toml there too: built with the same profile, the package shares the
+    // workspace's build of the dependencies instead of building them all again.
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-tools-devloop-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
         "[package]\nname = \"devloop\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nmcp-tools = {{ path = {:?}, features = [\"auth\"] }}\n\n[workspace]\n",
