@@ -829,6 +829,11 @@ mod models {
     }
 
     impl Memo {
+        /// `model`'s memo, its vectors neither recorded nor given (`tag`: see [`Memo::tag`]).
+        fn new(model: SentenceEmbedder, tag: String) -> Arc<Memo> {
+            Arc::new(Memo { model, tag, vectors: Mutex::default(), record: None, given: None })
+        }
+
         /// Whether vectors come from or go to outside (then no cache file is used).
         fn outside(&self) -> bool {
             self.record.is_some() || self.given.is_some()
@@ -1028,13 +1033,7 @@ mod models {
     pub fn also_entries(dir: &Path) -> Result<Vec<Entry>, String> {
         let name = dir.file_name().map_or("model".into(), |n| n.to_string_lossy().into_owned());
         let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
-        let memo = Arc::new(Memo {
-            model: model(dir, cut, false)?,
-            tag: format!("-{name}"),
-            vectors: Mutex::default(),
-            record: None,
-            given: None,
-        });
+        let memo = Memo::new(model(dir, cut, false)?, format!("-{name}"));
         let from_model =
             hybrid(&memo, cut, true, embedding_text).model_settings(dir).map_err(|e| e.to_string())?;
         let weights = format!(
@@ -1108,13 +1107,7 @@ mod models {
         ));
         if adapted {
             // Tools' vectors are the same (and so is their cache file); requests' are not.
-            let plain = Arc::new(Memo {
-                model: model(dir, cut, false)?.no_query_adapter(),
-                tag: String::new(),
-                vectors: Mutex::default(),
-                record: None,
-                given: None,
-            });
+            let plain = Memo::new(model(dir, cut, false)?.no_query_adapter(), String::new());
             entries.push(Entry::new(
                 "default, but no query adapter (the model as published)",
                 hybrid(&plain, cut, true, embedding_text),

@@ -147,9 +147,13 @@ impl SentenceEmbedder {
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<SentenceEmbedder, EmbedError> {
         let dir = dir.as_ref();
         // Read first: a mistake there is told before the model takes its seconds to load.
-        let settings = ModelSettings::read(dir)?;
+        SentenceEmbedder::open_folder(dir, &ModelSettings::read(dir)?)
+    }
+
+    /// [`from_dir`](Self::from_dir) with the folder's settings read already.
+    fn open_folder(dir: &Path, settings: &ModelSettings) -> Result<SentenceEmbedder, EmbedError> {
         let embedder = SentenceEmbedder::open(dir, Products::Int8)?;
-        match settings.query_adapter {
+        match &settings.query_adapter {
             Some(file) => embedder.query_adapter(dir.join(file)),
             None => Ok(embedder),
         }
@@ -480,7 +484,8 @@ impl HybridRanker {
         let dir = dir.as_ref();
         // Read first: a mistake there is told before the model takes its seconds to load.
         let settings = ModelSettings::read(dir)?;
-        let embedder = SentenceEmbedder::from_dir(dir)?.max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS)?;
+        let embedder = SentenceEmbedder::open_folder(dir, &settings)?
+            .max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS)?;
         Ok(settings.apply(HybridRanker::new(embedder)))
     }
 
