@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, mpsc};
-use tokio_util::sync::CancellationToken;
 
 use crate::protocol::messages::LogLevel;
 use crate::protocol::{Era, Implementation, LATEST_HANDSHAKE_VERSION};
@@ -87,19 +86,35 @@ struct Room {
     /// Signalled when the queue drops below its limit.
     freed: Notify,
     /// The client did not read within the write timeout: the queue is closed for good.
-    stalled: CancellationToken,
-    /// The same, read without locking the token (a connection's requests all read it).
     is_stalled: AtomicBool,
+    /// Signalled when the queue stalls. (A `Notify` with a flag rather than a
+    /// `CancellationToken`: a queue is made for every HTTP request, and a token is one more
+    /// allocation, and a lock when dropped.)
+    stall: Notify,
 }
 
 impl Room {
     fn stall(&self) {
         self.is_stalled.store(true, Ordering::Release);
-        self.stalled.cancel();
+        self.stall.notify_waiters();
     }
 
     fn stalled(&self) -> bool {
         self.is_stalled.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the queue has stalled.
+    async fn stalled_wait(&self) {
+        loop {
+            // Registered before looking at the flag, so a stall in between is not missed.
+            let stall = self.stall.notified();
+            tokio::pin!(stall);
+            stall.as_mut().enable();
+            if self.stalled() {
+                return;
+            }
+            stall.await;
+        }
     }
 
     fn release(&self, bytes: usize) {
@@ -126,8 +141,8 @@ impl Outbound {
             limit: limit.max(1),
             wait,
             freed: Notify::new(),
-            stalled: CancellationToken::new(),
             is_stalled: AtomicBool::new(false),
+            stall: Notify::new(),
         });
         (Outbound { tx, room: room.clone() }, Queue { rx, room })
     }
@@ -199,7 +214,7 @@ impl Outbound {
             tokio::select! {
                 _ = &mut freed => {}
                 _ = self.tx.closed() => return false,
-                _ = room.stalled.cancelled() => return false,
+                _ = room.stalled_wait() => return false,
                 _ = tokio::time::sleep_until(deadline) => {
                     tracing::warn!(
                         queued = room.queued.load(Ordering::Relaxed),
@@ -217,7 +232,7 @@ impl Outbound {
     pub async fn closed(&self) {
         tokio::select! {
             _ = self.tx.closed() => {}
-            _ = self.room.stalled.cancelled() => {}
+            _ = self.room.stalled_wait() => {}
         }
     }
 
@@ -238,7 +253,7 @@ impl Queue {
         let message = tokio::select! {
             biased;
             message = self.rx.recv() => message?,
-            _ = self.room.stalled.cancelled() => return None,
+            _ = self.room.stalled_wait() => return None,
         };
         self.room.release(message.len());
         Some(message)
@@ -289,5 +304,35 @@ mod tests {
         assert!(out.is_closed());
         out.send(vec![0; 20]);
         assert!(queue.recv().await.is_none(), "a stalled queue delivers nothing more");
+    }
+
+    #[tokio::test]
+    async fn waiting_ends_when_the_queue_stalls() {
+        let (out, queue) = Outbound::channel(10, Duration::from_millis(50));
+        // A message over the limit that nobody takes: the next answer's wait for room stalls
+        // the queue. Meanwhile another sender waits for the client to go away.
+        out.send(vec![0; 20]);
+        let closed = tokio::spawn({
+            let out = out.clone();
+            async move { out.closed().await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!closed.is_finished(), "not stalled yet");
+        assert!(!out.ready().await, "no room within the timeout: stalled");
+        tokio::time::timeout(Duration::from_secs(5), closed).await.expect("woken by the stall").unwrap();
+        drop(queue);
+    }
+
+    #[tokio::test]
+    async fn a_reader_waiting_for_a_message_is_woken_by_a_stall() {
+        let (out, mut queue) = Outbound::channel(10, Duration::from_millis(50));
+        // The reader waits with nothing queued (its sender still here) when the queue stalls.
+        let reader = tokio::spawn(async move { queue.recv().await });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!reader.is_finished(), "nothing queued: the reader waits");
+        out.room.stall();
+        let got =
+            tokio::time::timeout(Duration::from_secs(5), reader).await.expect("woken by the stall").unwrap();
+        assert!(got.is_none(), "a stalled queue delivers nothing");
     }
 }

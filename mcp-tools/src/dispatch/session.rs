@@ -6,7 +6,7 @@
 //! to; it knows nothing of stdio or HTTP.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1053,7 +1053,7 @@ async fn run_unless_cancelled(
 struct InFlight {
     /// By id: each with its generation (so a finished request removes its own entry, never a
     /// newer request's with the same id) and its cancellation.
-    entries: HashMap<RequestId, (u64, CancellationToken)>,
+    entries: foldhash::HashMap<RequestId, (u64, CancellationToken)>,
     /// How many are running.
     running: usize,
     /// Those waiting for a place, oldest first.
@@ -1084,8 +1084,11 @@ impl Drop for Running {
     fn drop(&mut self) {
         let mut in_flight = self.session.in_flight.lock().expect("in-flight lock");
         let entries = &mut in_flight.entries;
-        if entries.get(&self.id).is_some_and(|(generation, _)| *generation == self.generation) {
-            entries.remove(&self.id);
+        // Put back if a newer request took the id meanwhile (rare: one lookup otherwise).
+        if let Some(entry) = entries.remove(&self.id)
+            && entry.0 != self.generation
+        {
+            entries.insert(self.id.clone(), entry);
         }
         in_flight.running -= 1;
         // The oldest waiting request still wanted (not cancelled meanwhile) takes the place.

@@ -3,7 +3,6 @@
 //! [`Registry`].
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
@@ -203,7 +202,7 @@ pub(crate) struct Paging {
 /// The served tools. Immutable: a change builds a new one.
 pub(crate) struct Registry {
     tools: Vec<Arc<ToolEntry>>,
-    by_name: HashMap<Arc<str>, Arc<ToolEntry>>,
+    by_name: foldhash::HashMap<Arc<str>, Arc<ToolEntry>>,
     /// `tools/list` results, one per page, serialized once for each era.
     handshake_pages: Vec<Box<RawValue>>,
     stateless_pages: Vec<Box<RawValue>>,

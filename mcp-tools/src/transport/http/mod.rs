@@ -18,7 +18,6 @@ mod sse;
 mod stateless;
 mod wire;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 
@@ -76,7 +75,7 @@ impl Server {
             server: self.clone(),
             options,
             max_body_bytes,
-            sessions: RwLock::new(HashMap::new()),
+            sessions: RwLock::default(),
             shutdown,
             sweeping: std::sync::Once::new(),
         });

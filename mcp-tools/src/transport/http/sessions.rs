@@ -2,7 +2,6 @@
 //! sessions expire) and its resumable streams; the endpoint's shared state; GET (a session's
 //! own stream, or a resumed one) and DELETE.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Once, RwLock};
 use std::time::{Duration, Instant};
@@ -36,7 +35,7 @@ pub(super) struct HttpState {
     pub max_body_bytes: usize,
     /// Read by every request (a read lock: the workers do not wait for each other), written when
     /// a session starts or ends.
-    pub sessions: RwLock<HashMap<String, Arc<HttpSession>>>,
+    pub sessions: RwLock<foldhash::HashMap<String, Arc<HttpSession>>>,
     /// Fired on shutdown: open SSE streams end so connections can close.
     pub shutdown: CancellationToken,
     /// Whether the idle-session sweeper runs.
