@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 
+#[cfg(feature = "http")]
+use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 
 use crate::protocol::messages::LogLevel;
 use crate::protocol::{Era, Implementation, LATEST_HANDSHAKE_VERSION};
@@ -74,11 +76,58 @@ impl Peer {
 /// for a client that stops reading.
 #[derive(Clone)]
 pub(crate) struct Outbound {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
+    tx: Sender,
     room: Arc<Room>,
 }
 
-/// The byte budget shared by a queue's two ends.
+/// The channel under a queue: Tokio's for a connection's queue, which lives long and carries
+/// many messages (a slot in a block of 32 each, no allocation per message), `futures-channel`'s
+/// for a request's, made and dropped with each HTTP request (two plain allocations to make,
+/// where Tokio's allocates its state aligned to cache lines and a block of slots: some 800
+/// instructions, a tenth of such a request's own).
+#[derive(Clone)]
+enum Sender {
+    Connection(tokio::sync::mpsc::UnboundedSender<Vec<u8>>),
+    #[cfg(feature = "http")]
+    Request(futures_channel::mpsc::UnboundedSender<Vec<u8>>),
+}
+
+enum Receiver {
+    Connection(tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>),
+    #[cfg(feature = "http")]
+    Request(futures_channel::mpsc::UnboundedReceiver<Vec<u8>>),
+}
+
+impl Sender {
+    /// Queues `message`; false if the receiver is gone.
+    fn send(&self, message: Vec<u8>) -> bool {
+        match self {
+            Sender::Connection(tx) => tx.send(message).is_ok(),
+            #[cfg(feature = "http")]
+            Sender::Request(tx) => tx.unbounded_send(message).is_ok(),
+        }
+    }
+}
+
+impl Receiver {
+    async fn recv(&mut self) -> Option<Vec<u8>> {
+        match self {
+            Receiver::Connection(rx) => rx.recv().await,
+            #[cfg(feature = "http")]
+            Receiver::Request(rx) => rx.next().await,
+        }
+    }
+
+    fn try_recv(&mut self) -> Option<Vec<u8>> {
+        match self {
+            Receiver::Connection(rx) => rx.try_recv().ok(),
+            #[cfg(feature = "http")]
+            Receiver::Request(rx) => rx.try_recv().ok(),
+        }
+    }
+}
+
+/// The byte budget shared by a queue's two ends, and whether the queue is closed.
 struct Room {
     queued: AtomicUsize,
     limit: usize,
@@ -87,33 +136,38 @@ struct Room {
     freed: Notify,
     /// The client did not read within the write timeout: the queue is closed for good.
     is_stalled: AtomicBool,
-    /// Signalled when the queue stalls. (A `Notify` with a flag rather than a
-    /// `CancellationToken`: a queue is made for every HTTP request, and a token is one more
-    /// allocation, and a lock when dropped.)
-    stall: Notify,
+    /// The reader (the [`Queue`]) is gone: the client went away.
+    reader_gone: AtomicBool,
+    /// Signalled when the queue stalls or its reader goes.
+    closing: Notify,
 }
 
 impl Room {
     fn stall(&self) {
         self.is_stalled.store(true, Ordering::Release);
-        self.stall.notify_waiters();
+        self.closing.notify_waiters();
     }
 
     fn stalled(&self) -> bool {
         self.is_stalled.load(Ordering::Acquire)
     }
 
-    /// Resolves once the queue has stalled.
-    async fn stalled_wait(&self) {
+    /// Whether nobody will take messages any more: stalled, or the reader is gone.
+    fn is_closed(&self) -> bool {
+        self.stalled() || self.reader_gone.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the queue is closed (see [`is_closed`](Self::is_closed)).
+    async fn closed(&self) {
         loop {
-            // Registered before looking at the flag, so a stall in between is not missed.
-            let stall = self.stall.notified();
-            tokio::pin!(stall);
-            stall.as_mut().enable();
-            if self.stalled() {
+            // Registered before looking at the flags, so a close in between is not missed.
+            let closing = self.closing.notified();
+            tokio::pin!(closing);
+            closing.as_mut().enable();
+            if self.is_closed() {
                 return;
             }
-            stall.await;
+            closing.await;
         }
     }
 
@@ -127,22 +181,35 @@ impl Room {
 
 /// The receiving end of an [`Outbound`]: the transport's writer.
 pub(crate) struct Queue {
-    rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    rx: Receiver,
     room: Arc<Room>,
 }
 
 impl Outbound {
-    /// A queue holding at most `limit` bytes not yet taken by the transport; an answer waits
-    /// at most `wait` for room.
+    /// A connection's queue, holding at most `limit` bytes not yet taken by the transport; an
+    /// answer waits at most `wait` for room.
     pub fn channel(limit: usize, wait: Duration) -> (Outbound, Queue) {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        Self::with(Sender::Connection(tx), Receiver::Connection(rx), limit, wait)
+    }
+
+    /// The same for one request's messages (an HTTP request's answer, and what the call sends
+    /// before it): cheaper to make, dearer per message.
+    #[cfg(feature = "http")]
+    pub fn for_request(limit: usize, wait: Duration) -> (Outbound, Queue) {
+        let (tx, rx) = futures_channel::mpsc::unbounded();
+        Self::with(Sender::Request(tx), Receiver::Request(rx), limit, wait)
+    }
+
+    fn with(tx: Sender, rx: Receiver, limit: usize, wait: Duration) -> (Outbound, Queue) {
         let room = Arc::new(Room {
             queued: AtomicUsize::new(0),
             limit: limit.max(1),
             wait,
             freed: Notify::new(),
             is_stalled: AtomicBool::new(false),
-            stall: Notify::new(),
+            reader_gone: AtomicBool::new(false),
+            closing: Notify::new(),
         });
         (Outbound { tx, room: room.clone() }, Queue { rx, room })
     }
@@ -156,7 +223,7 @@ impl Outbound {
         }
         let bytes = message.len();
         self.room.queued.fetch_add(bytes, Ordering::AcqRel);
-        if self.tx.send(message).is_err() {
+        if !self.tx.send(message) {
             self.room.release(bytes);
         }
     }
@@ -189,7 +256,7 @@ impl Outbound {
     /// `Some` when [`ready`](Self::ready) need not wait: false for a closed or stalled queue,
     /// true when there is room.
     fn ready_now(&self) -> Option<bool> {
-        if self.room.stalled() || self.tx.is_closed() {
+        if self.room.is_closed() {
             return Some(false);
         }
         (self.room.queued.load(Ordering::Acquire) < self.room.limit).then_some(true)
@@ -213,8 +280,7 @@ impl Outbound {
             }
             tokio::select! {
                 _ = &mut freed => {}
-                _ = self.tx.closed() => return false,
-                _ = room.stalled_wait() => return false,
+                _ = room.closed() => return false,
                 _ = tokio::time::sleep_until(deadline) => {
                     tracing::warn!(
                         queued = room.queued.load(Ordering::Relaxed),
@@ -230,15 +296,12 @@ impl Outbound {
 
     /// Resolves when the other end stopped reading (the client went away, or stalled).
     pub async fn closed(&self) {
-        tokio::select! {
-            _ = self.tx.closed() => {}
-            _ = self.room.stalled_wait() => {}
-        }
+        self.room.closed().await;
     }
 
     /// Whether the other end stopped reading (what [`closed`](Self::closed) waits for).
     pub fn is_closed(&self) -> bool {
-        self.tx.is_closed() || self.room.stalled()
+        self.room.is_closed()
     }
 }
 
@@ -249,11 +312,12 @@ impl Queue {
         if self.room.stalled() {
             return None;
         }
-        // A queued message is taken without registering a wait for the stall.
+        // A queued message is taken without registering a wait for the stall. (While this
+        // queue lives, its room closes only by stalling.)
         let message = tokio::select! {
             biased;
             message = self.rx.recv() => message?,
-            _ = self.room.stalled_wait() => return None,
+            _ = self.room.closed() => return None,
         };
         self.room.release(message.len());
         Some(message)
@@ -264,9 +328,17 @@ impl Queue {
         if self.room.stalled() {
             return None;
         }
-        let message = self.rx.try_recv().ok()?;
+        let message = self.rx.try_recv()?;
         self.room.release(message.len());
         Some(message)
+    }
+}
+
+impl Drop for Queue {
+    /// The client is gone: senders waiting for room, or for the client to go, stop waiting.
+    fn drop(&mut self) {
+        self.room.reader_gone.store(true, Ordering::Release);
+        self.room.closing.notify_waiters();
     }
 }
 
@@ -277,62 +349,113 @@ pub(crate) type CloseStream = Arc<dyn Fn() -> bool + Send + Sync>;
 mod tests {
     use super::*;
 
+    type Make = fn(usize, Duration) -> (Outbound, Queue);
+
+    /// Each test runs on both kinds of queue: a connection's and a request's.
+    fn kinds() -> Vec<(&'static str, Make)> {
+        let mut kinds: Vec<(&'static str, Make)> = vec![("connection", Outbound::channel)];
+        #[cfg(feature = "http")]
+        kinds.push(("request", Outbound::for_request));
+        kinds
+    }
+
+    /// A task waiting for the client to go away.
+    fn waiting_for_close(out: &Outbound) -> tokio::task::JoinHandle<()> {
+        let out = out.clone();
+        tokio::spawn(async move { out.closed().await })
+    }
+
+    /// A task waiting for room.
+    fn waiting_for_room(out: &Outbound) -> tokio::task::JoinHandle<bool> {
+        let out = out.clone();
+        tokio::spawn(async move { out.ready().await })
+    }
+
     #[tokio::test]
     async fn notifications_are_dropped_and_answers_wait_when_the_queue_is_full() {
-        let (out, mut queue) = Outbound::channel(100, Duration::from_secs(5));
-        assert!(out.notify(vec![b'a'; 60]));
-        assert!(!out.notify(vec![b'b'; 60]), "no room: dropped");
-        out.send(vec![b'c'; 60]);
-        assert!(!out.is_closed());
-        // Over the limit: an answer waits until the reader makes room.
-        let waiting = tokio::spawn({
-            let out = out.clone();
-            async move { out.ready().await }
-        });
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(!waiting.is_finished());
-        assert_eq!(queue.recv().await.unwrap()[0], b'a');
-        assert_eq!(queue.recv().await.unwrap()[0], b'c');
-        assert!(waiting.await.unwrap(), "room again");
+        for (kind, make) in kinds() {
+            let (out, mut queue) = make(100, Duration::from_secs(5));
+            assert!(out.notify(vec![b'a'; 60]), "{kind}");
+            assert!(!out.notify(vec![b'b'; 60]), "{kind}: no room: dropped");
+            out.send(vec![b'c'; 60]);
+            assert!(!out.is_closed(), "{kind}");
+            // Over the limit: an answer waits until the reader makes room.
+            let waiting = waiting_for_room(&out);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(!waiting.is_finished(), "{kind}");
+            assert_eq!(queue.recv().await.unwrap()[0], b'a', "{kind}");
+            assert_eq!(queue.try_recv().unwrap()[0], b'c', "{kind}");
+            assert!(queue.try_recv().is_none(), "{kind}: nothing more");
+            assert!(waiting.await.unwrap(), "{kind}: room again");
+            drop(out);
+            assert!(queue.recv().await.is_none(), "{kind}: every sender gone");
+        }
     }
 
     #[tokio::test]
     async fn a_reader_that_never_reads_is_stalled_after_the_write_timeout() {
-        let (out, mut queue) = Outbound::channel(10, Duration::from_millis(50));
-        out.send(vec![0; 20]);
-        assert!(!out.ready().await, "no room within the timeout");
-        assert!(out.is_closed());
-        out.send(vec![0; 20]);
-        assert!(queue.recv().await.is_none(), "a stalled queue delivers nothing more");
+        for (kind, make) in kinds() {
+            let (out, mut queue) = make(10, Duration::from_millis(50));
+            out.send(vec![0; 20]);
+            assert!(!out.ready().await, "{kind}: no room within the timeout");
+            assert!(out.is_closed(), "{kind}");
+            out.send(vec![0; 20]);
+            assert!(queue.recv().await.is_none(), "{kind}: a stalled queue delivers nothing more");
+        }
     }
 
     #[tokio::test]
     async fn waiting_ends_when_the_queue_stalls() {
-        let (out, queue) = Outbound::channel(10, Duration::from_millis(50));
-        // A message over the limit that nobody takes: the next answer's wait for room stalls
-        // the queue. Meanwhile another sender waits for the client to go away.
-        out.send(vec![0; 20]);
-        let closed = tokio::spawn({
-            let out = out.clone();
-            async move { out.closed().await }
-        });
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert!(!closed.is_finished(), "not stalled yet");
-        assert!(!out.ready().await, "no room within the timeout: stalled");
-        tokio::time::timeout(Duration::from_secs(5), closed).await.expect("woken by the stall").unwrap();
-        drop(queue);
+        for (kind, make) in kinds() {
+            let (out, queue) = make(10, Duration::from_millis(50));
+            // A message over the limit that nobody takes: the next answer's wait for room
+            // stalls the queue. Meanwhile another sender waits for the client to go away.
+            out.send(vec![0; 20]);
+            let closed = waiting_for_close(&out);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(!closed.is_finished(), "{kind}: not stalled yet");
+            assert!(!out.ready().await, "{kind}: no room within the timeout: stalled");
+            tokio::time::timeout(Duration::from_secs(5), closed).await.expect("woken by the stall").unwrap();
+            drop(queue);
+        }
     }
 
     #[tokio::test]
     async fn a_reader_waiting_for_a_message_is_woken_by_a_stall() {
-        let (out, mut queue) = Outbound::channel(10, Duration::from_millis(50));
-        // The reader waits with nothing queued (its sender still here) when the queue stalls.
-        let reader = tokio::spawn(async move { queue.recv().await });
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert!(!reader.is_finished(), "nothing queued: the reader waits");
-        out.room.stall();
-        let got =
-            tokio::time::timeout(Duration::from_secs(5), reader).await.expect("woken by the stall").unwrap();
-        assert!(got.is_none(), "a stalled queue delivers nothing");
+        for (kind, make) in kinds() {
+            let (out, mut queue) = make(10, Duration::from_millis(50));
+            // The reader waits with nothing queued (its sender still here) when the queue stalls.
+            let reader = tokio::spawn(async move { queue.recv().await });
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(!reader.is_finished(), "{kind}: nothing queued: the reader waits");
+            out.room.stall();
+            let got = tokio::time::timeout(Duration::from_secs(5), reader)
+                .await
+                .expect("woken by the stall")
+                .unwrap();
+            assert!(got.is_none(), "{kind}: a stalled queue delivers nothing");
+        }
+    }
+
+    #[tokio::test]
+    async fn senders_see_the_reader_go() {
+        for (kind, make) in kinds() {
+            // A write timeout that does not end the waits below first.
+            let (out, queue) = make(10, Duration::from_secs(600));
+            out.send(vec![0; 20]);
+            // One waits for the client to go, one for room.
+            let closed = waiting_for_close(&out);
+            let ready = waiting_for_room(&out);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(!closed.is_finished() && !ready.is_finished(), "{kind}: the reader is still there");
+            assert!(!out.is_closed(), "{kind}");
+            drop(queue);
+            let wait = Duration::from_secs(2);
+            tokio::time::timeout(wait, closed).await.expect("woken by the reader's going").unwrap();
+            let ready =
+                tokio::time::timeout(wait, ready).await.expect("woken by the reader's going").unwrap();
+            assert!(!ready, "{kind}: no room will come");
+            assert!(out.is_closed(), "{kind}");
+        }
     }
 }

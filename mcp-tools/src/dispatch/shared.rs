@@ -47,9 +47,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// A queue to one client (a connection, an HTTP stream), bounded by the server's limits.
+    /// A queue to one client (a connection, an HTTP stream), bounded by the server's limits
+    /// ([`Outbound::channel`]).
     pub fn outbound(&self) -> (Outbound, Queue) {
         Outbound::channel(self.limits.max_queued_bytes, self.limits.write_timeout)
+    }
+
+    /// The queue of one request's messages ([`Outbound::for_request`]), with this server's limits.
+    #[cfg(feature = "http")]
+    pub fn request_outbound(&self) -> (Outbound, Queue) {
+        Outbound::for_request(self.limits.max_queued_bytes, self.limits.write_timeout)
     }
 
     /// The capabilities declared to clients of `era` (on `initialize`, or `server/discover`).

@@ -62,7 +62,7 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
             Ok(target) => target,
             Err(response) => return response,
         };
-        let (reply, answers) = state.server.shared.outbound();
+        let (reply, answers) = state.server.shared.request_outbound();
         let http = Some(Arc::new(HttpParts {
             headers: parts.headers,
             peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),

@@ -82,7 +82,7 @@ pub(super) async fn post(
         return rpc_error_response(StatusCode::BAD_REQUEST, peek.id.as_ref(), HEADER_MISMATCH, message);
     }
     let session = Session::for_request(state.server.shared.clone());
-    let (reply, answers) = state.server.shared.outbound();
+    let (reply, answers) = state.server.shared.request_outbound();
     let http = Some(Arc::new(HttpParts {
         headers: parts.headers,
         peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
