@@ -84,7 +84,7 @@ pub(crate) struct Outbound {
 /// many messages (a slot in a block of 32 each, no allocation per message), `futures-channel`'s
 /// for a request's, made and dropped with each HTTP request (two plain allocations to make,
 /// where Tokio's allocates its state aligned to cache lines and a block of slots: some 800
-/// instructions, a tenth of such a request's own).
+/// instructions, 2% of such a request's, and more in cache misses).
 #[derive(Clone)]
 enum Sender {
     Connection(tokio::sync::mpsc::UnboundedSender<Vec<u8>>),

@@ -1052,7 +1052,9 @@ async fn run_unless_cancelled(
 #[derive(Default)]
 struct InFlight {
     /// By id: each with its generation (so a finished request removes its own entry, never a
-    /// newer request's with the same id) and its cancellation.
+    /// newer request's with the same id) and its cancellation. Hashed with foldhash, fast and
+    /// seeded at random: the ids are the client's, but the table never holds more than twice
+    /// the connection's limit of requests, so colliding ids cannot make it slow.
     entries: foldhash::HashMap<RequestId, (u64, CancellationToken)>,
     /// How many are running.
     running: usize,
