@@ -188,6 +188,20 @@ async fn requests_in_flight_are_bounded_per_server() {
     let c = TestClient::connect(&server).await;
     let refused = c.send_raw(&call(json!(1), "say", json!({"text": "x"}))).await;
     assert!(refused["error"]["message"].as_str().unwrap().contains("the server is busy"), "{refused}");
+    // A place is given back when its request ends, however it ends; a refused request took none.
+    a.send_message(&cancel(json!(1)));
+    eventually("the cancelled call was dropped", || probe.dropped.load(Ordering::SeqCst) == 1).await;
+    let answered = c.send_raw(&call(json!(2), "say", json!({"text": "in"}))).await;
+    assert_eq!(answered["result"]["content"][0]["text"], "in", "{answered}");
+    let again = c.send_raw(&call(json!(3), "say", json!({"text": "again"}))).await;
+    assert_eq!(
+        again["result"]["content"][0]["text"], "again",
+        "the finished call gave its place back: {again}"
+    );
+    c.send_message(&call(json!(4), "hold", json!({})));
+    eventually("a third call running", || probe.started.load(Ordering::SeqCst) == 3).await;
+    let full = c.send_raw(&call(json!(5), "say", json!({"text": "x"}))).await;
+    assert!(full["error"]["message"].as_str().unwrap().contains("the server is busy"), "full again: {full}");
 }
 
 #[tokio::test]

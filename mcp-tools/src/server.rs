@@ -361,7 +361,7 @@ impl ServerBuilder {
                 catalog: ArcSwap::from_pointee(catalog),
                 state: Arc::new(self.state),
                 events,
-                in_flight: Arc::new(tokio::sync::Semaphore::new(self.limits.max_in_flight)),
+                running: std::sync::atomic::AtomicUsize::new(0),
                 limits: self.limits.clone(),
                 shutdown_timeout: self.shutdown_timeout,
                 client_request_timeout: self.client_request_timeout,

@@ -930,8 +930,8 @@ impl Session {
         future: RequestFuture,
     ) {
         let limits = &self.shared.limits;
-        let running = Running { session: self.clone(), id: id.clone(), generation, _permit: None };
-        let Ok(permit) = self.shared.in_flight.clone().try_acquire_owned() else {
+        let mut running = Running { session: self.clone(), id: id.clone(), generation, has_place: false };
+        if !self.shared.take_place() {
             drop(running);
             let error = ErrorObject::new(
                 INTERNAL_ERROR,
@@ -941,9 +941,8 @@ impl Session {
                 ),
             );
             return Self::reply_error(&origin, Some(&id), error);
-        };
-        let mut running = running;
-        running._permit = Some(permit);
+        }
+        running.has_place = true;
         // A transport that runs the request itself gets it (still tracked for shutdown); if it
         // drops it unfinished (its client went away), the request is cancelled. The slot stays
         // locked until the request is in it.
@@ -1078,12 +1077,15 @@ struct Running {
     session: Arc<Session>,
     id: RequestId,
     generation: u64,
-    /// Its place among the server's running requests.
-    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// Whether it holds one of the server's places for running requests.
+    has_place: bool,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
+        if self.has_place {
+            self.session.shared.free_place();
+        }
         let mut in_flight = self.session.in_flight.lock().expect("in-flight lock");
         let entries = &mut in_flight.entries;
         // Put back if a newer request took the id meanwhile (rare: one lookup otherwise).

@@ -2,6 +2,7 @@
 //! state, options, the tasks, and the sender of the change events.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -30,8 +31,9 @@ pub(crate) struct Shared {
     pub state: Arc<StateMap>,
     pub events: broadcast::Sender<ServerEvent>,
     pub limits: Limits,
-    /// Places for the requests running on the whole server (`limits.max_in_flight`).
-    pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// How many requests run on the whole server: at most `limits.max_in_flight`
+    /// ([`take_place`](Self::take_place)).
+    pub running: AtomicUsize,
     pub shutdown_timeout: Duration,
     pub client_request_timeout: Duration,
     /// Signs the `requestState` of multi-round-trip requests (2026-07-28).
@@ -57,6 +59,21 @@ impl Shared {
     #[cfg(feature = "http")]
     pub fn request_outbound(&self) -> (Outbound, Queue) {
         Outbound::for_request(self.limits.max_queued_bytes, self.limits.write_timeout)
+    }
+
+    /// Takes one of the server's places for running requests, if one is free; each taken place
+    /// is given back with [`free_place`](Self::free_place). A counter, not a semaphore: nothing
+    /// waits for a place, and a semaphore's release takes a lock.
+    pub fn take_place(&self) -> bool {
+        let limit = self.limits.max_in_flight;
+        self.running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit).then_some(n + 1))
+            .is_ok()
+    }
+
+    /// Gives back a place taken with [`take_place`](Self::take_place).
+    pub fn free_place(&self) {
+        self.running.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// The capabilities declared to clients of `era` (on `initialize`, or `server/discover`).

@@ -262,4 +262,22 @@ mod tests {
         assert!(none.jsonrpc.is_none() && none.method.is_none());
         assert!(parse_frame(br#"{"jsonrpc":"2.0","method":7}"#).is_err(), "a method is text");
     }
+
+    #[test]
+    fn an_id_is_a_string_or_an_integer_and_nothing_else() {
+        let id = |text: &str| parse_id(&RawValue::from_string(text.to_owned()).expect("JSON"));
+        assert_eq!(id("7"), Some(RequestId::Number(7)));
+        assert_eq!(id("-3"), Some(RequestId::Number(-3)));
+        assert_eq!(id(&i64::MAX.to_string()), Some(RequestId::Number(i64::MAX)));
+        assert_eq!(id(r#""a\"b""#), Some(RequestId::String("a\"b".into())), "escapes are undone");
+        assert_eq!(id(r#""""#), Some(RequestId::String("".into())));
+        for not_an_id in
+            ["null", "1.5", "1.0", "true", "[1]", r#"{"id":1}"#, &(i64::MAX as u64 + 1).to_string()]
+        {
+            assert_eq!(id(not_an_id), None, "{not_an_id} is not an id");
+        }
+        // The id is written back as it was read.
+        assert_eq!(serde_json::to_string(&RequestId::String("x".into())).unwrap(), r#""x""#);
+        assert_eq!(serde_json::to_string(&RequestId::Number(-3)).unwrap(), "-3");
+    }
 }

@@ -76,13 +76,39 @@ pub(crate) const RESOURCE_NOT_FOUND: i32 = -32002;
 pub(crate) const UNAUTHORIZED: i32 = -32003;
 
 /// A JSON-RPC request id: a string or an integer (never null).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// An integer id.
     Number(i64),
     /// A string id.
     String(Arc<str>),
+}
+
+/// Read by hand: serde's derived `untagged` reading first buffers the value into its generic
+/// `Content` tree, then tries each variant; every request's id is read this way at least once.
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl serde::de::Visitor<'_> for IdVisitor {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a request id (a string or an integer)")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RequestId, E> {
+                i64::try_from(n)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(s.into()))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
 }
 
 impl fmt::Display for RequestId {

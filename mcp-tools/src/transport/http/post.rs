@@ -32,6 +32,8 @@ use crate::protocol::{INVALID_REQUEST, RequestId};
 struct Target {
     session: Arc<Session>,
     session_id: Option<String>,
+    /// The HTTP session the request named (its hub serves resumable streams).
+    named: Option<Arc<HttpSession>>,
     issued: Option<String>,
     owner: Option<String>,
 }
@@ -57,8 +59,8 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
         if let Some(response) = unsupported_version(&parts.headers) {
             return response;
         }
-        let is_initialize = peek.method.as_deref() == Some("initialize");
-        let target = match find_session(&state, &parts, is_initialize) {
+        let is_initialize = peek.is_initialize;
+        let mut target = match find_session(&state, &parts, is_initialize) {
             Ok(target) => target,
             Err(response) => return response,
         };
@@ -66,15 +68,14 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
         let http = Some(Arc::new(HttpParts {
             headers: parts.headers,
             peer_addr: parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
-            session_id: target.session_id.clone(),
+            session_id: target.session_id.take(),
             auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
         }));
         // Resumable mode: requests (not notifications or responses, which get no stream) of an
         // existing session get a numbered, replayable stream.
-        let is_request = peek.method.is_some() && peek.id.is_some();
-        if let (Some(_), Some(id), false, true) =
-            (state.options.resumable, &target.session_id, is_initialize, is_request)
-            && let Some(http_session) = state.session(id)
+        let is_request = peek.has_method && peek.id.is_some();
+        if let (Some(_), true) = (state.options.resumable, is_request)
+            && let Some(http_session) = target.named.take()
         {
             return Box::pin(answer_resumable(
                 &state,
@@ -178,16 +179,17 @@ fn find_session(state: &HttpState, parts: &Parts, is_initialize: bool) -> Result
             let version = headers.get(&VERSION_HEADER).and_then(|v| v.to_str().ok());
             Session::new_stateless(shared.clone(), version)
         };
-        return Ok(Target { session, session_id: None, issued: None, owner });
+        return Ok(Target { session, session_id: None, named: None, issued: None, owner });
     }
     if is_initialize {
         let id = uuid::Uuid::new_v4().simple().to_string();
         // Events are forwarded once the session is registered (initialize succeeded).
         let session = Session::new(shared.clone(), None);
-        return Ok(Target { session, session_id: Some(id.clone()), issued: Some(id), owner });
+        return Ok(Target { session, session_id: Some(id.clone()), named: None, issued: Some(id), owner });
     }
     let (id, http_session) = named_session(state, headers, &parts.extensions)?;
-    Ok(Target { session: http_session.session.clone(), session_id: Some(id), issued: None, owner })
+    let session = http_session.session.clone();
+    Ok(Target { session, session_id: Some(id), named: Some(http_session), issued: None, owner })
 }
 
 /// The answer to a message handled by its session: 202, 400 with the error, the JSON answer, or

@@ -76,7 +76,7 @@ pub(super) async fn post(
     parsed: Result<RawMessage<'_>, ErrorObject>,
     peek: Peek,
 ) -> Response {
-    let method = peek.method.as_deref().unwrap_or_default();
+    let method = parsed.as_ref().ok().and_then(|m| m.method.as_deref()).unwrap_or_default();
     let params = parsed.as_ref().ok().and_then(|m| m.params).map(RawValue::get);
     if let Err(message) = check_headers(state, &parts.headers, method, params) {
         return rpc_error_response(StatusCode::BAD_REQUEST, peek.id.as_ref(), HEADER_MISMATCH, message);

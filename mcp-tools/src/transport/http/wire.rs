@@ -1,6 +1,8 @@
 //! What every part of the HTTP transport shares: header names, JSON-RPC error responses, the
 //! `Accept` check, and the peek at a message's method and id.
 
+use std::io::Write as _;
+
 use crate::context::peer::Queue;
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -18,20 +20,24 @@ use crate::protocol::{INVALID_REQUEST, RequestId};
 pub(super) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
-/// What the transport keeps of a message the session handles: its method and id.
+/// What the transport keeps of a message the session handles: its id, and what its method
+/// means to the transport (the method itself is borrowed from the body while it is there).
 #[derive(Default)]
 pub(super) struct Peek {
-    pub method: Option<String>,
     pub id: Option<RequestId>,
+    /// It has a method: a request if it has an id too, else a notification.
+    pub has_method: bool,
+    pub is_initialize: bool,
 }
 
 impl Peek {
-    /// The method and id of a `parsed` message (all empty when it is not a JSON-RPC message:
+    /// The id and kind of a `parsed` message (all empty when it is not a JSON-RPC message:
     /// the session says why).
     pub fn of(parsed: &Result<RawMessage<'_>, ErrorObject>) -> Peek {
         let Ok(fields) = parsed else { return Peek::default() };
         let id = fields.id.and_then(|id| serde_json::from_str(id.get()).ok());
-        Peek { method: fields.method.as_deref().map(str::to_owned), id }
+        let method = fields.method.as_deref();
+        Peek { id, has_method: method.is_some(), is_initialize: method == Some("initialize") }
     }
 }
 
@@ -41,9 +47,23 @@ pub(super) fn is_answer_to(message: &[u8], id: Option<&RequestId>) -> bool {
     // prefix, without parsing the rest (a large result, say).
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     if let Some(rest) = message.strip_prefix(HEAD) {
-        let id = serde_json::to_vec(&id).expect("an id serializes");
+        // An integer id is written on the stack: this runs for every answer.
+        let mut digits = [0u8; 24];
+        let written;
+        let id: &[u8] = match id {
+            Some(RequestId::Number(n)) => {
+                let mut cursor = &mut digits[..];
+                write!(cursor, "{n}").expect("an i64 fits in 24 bytes");
+                let len = 24 - cursor.len();
+                &digits[..len]
+            }
+            other => {
+                written = serde_json::to_vec(&other).expect("an id serializes");
+                &written
+            }
+        };
         return rest
-            .strip_prefix(id.as_slice())
+            .strip_prefix(id)
             .is_some_and(|rest| rest.starts_with(br#","result":"#) || rest.starts_with(br#","error":"#));
     }
     #[derive(Deserialize)]
@@ -184,6 +204,14 @@ mod tests {
         assert!(is_answer_to(&encode_error(None, &ErrorObject::new(1, "x")), None));
         assert!(!is_answer_to(&encode_result(&one, &serde_json::json!({})), Some(&RequestId::Number(11))));
         assert!(!is_answer_to(&encode_result(&one, &serde_json::json!({})), Some(&text)));
+        assert!(
+            !is_answer_to(&encode_result(&RequestId::Number(11), &raw), Some(&one)),
+            "1 is a prefix of 11"
+        );
+        for n in [i64::MIN, -1, 0, i64::MAX] {
+            let id = RequestId::Number(n);
+            assert!(is_answer_to(&encode_raw_result(&id, &raw), Some(&id)), "{n}");
+        }
         // A request to the client that happens to use the same id is not the answer.
         assert!(!is_answer_to(br#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#, Some(&one)));
         // Other shapes are parsed.
