@@ -219,12 +219,15 @@ fn model_with(name: &str, sentence_transformers: &str, pooling: Option<&str>) ->
 fn a_model_folder_names_its_own_weights() {
     let plain = HybridRanker::from_model(model_dir()).unwrap();
     assert_eq!((plain.lexical_weight, plain.min_similarity), (0.25, 0.3), "the defaults");
+    assert_eq!(plain.detail_weight, HybridRanker::MODEL_DETAIL_WEIGHT, "two texts a tool");
+    assert_eq!(HybridRanker::new(embedder()).detail_weight, 0.0, "one text a tool unless asked");
 
     let dir = model_with("settings", "{}", None);
     let settings = dir.join(HybridRanker::SETTINGS_FILE);
-    std::fs::write(&settings, r#"{"lexical_weight": 0.3, "min_similarity": 0.32}"#).unwrap();
+    std::fs::write(&settings, r#"{"lexical_weight": 0.3, "min_similarity": 0.32, "detail_weight": 0}"#)
+        .unwrap();
     let tuned = HybridRanker::from_model(&dir).unwrap();
-    assert_eq!((tuned.lexical_weight, tuned.min_similarity), (0.3, 0.32));
+    assert_eq!((tuned.lexical_weight, tuned.min_similarity, tuned.detail_weight), (0.3, 0.32, 0.0));
     let applied = plain.model_settings(&dir).unwrap();
     assert_eq!((applied.lexical_weight, applied.min_similarity), (0.3, 0.32), "to a ranker built otherwise");
     std::fs::write(&settings, r#"{"min_similarity": 0.35}"#).unwrap();
@@ -238,6 +241,7 @@ fn a_model_folder_names_its_own_weights() {
     for (text, says) in [
         (r#"{"lexical_weight": 1.5}"#, "lexical_weight must be from 0 to 1"),
         (r#"{"min_similarity": -2}"#, "min_similarity must be from -1 to 1"),
+        (r#"{"detail_weight": 2}"#, "detail_weight must be from 0 to 1"),
         (r#"{"lexical_weigth": 0.3}"#, "unknown field"),
         (r#"{"lexical_weight": "high"}"#, "invalid type"),
         ("{", "EOF"),

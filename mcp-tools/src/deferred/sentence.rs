@@ -134,8 +134,11 @@ fn read_json(path: &Path) -> Result<serde_json::Value, EmbedError> {
 
 impl SentenceEmbedder {
     /// The cut [`HybridRanker::from_model`](HybridRanker::from_model) applies: tools'
-    /// texts longer than this many tokens are cut (see `bench/retrieval.md` for the trade-off).
-    pub const DEFAULT_MAX_TOKENS: usize = 128;
+    /// texts (and requests) longer than this many tokens are cut. 96 keeps a tool's whole
+    /// definition, its second text, to what tells it apart, before long parameter
+    /// documentation shared by many tools (`bench/retrieval.md`: 128 costs GitHub's REST
+    /// operations 0.01 to 0.02 of MRR).
+    pub const DEFAULT_MAX_TOKENS: usize = 96;
 
     /// Loads the model in `dir`; the error names the file at fault. On x86-64 CPUs with AVX2
     /// and FMA (or AVX-512 VNNI) the linear layers run int8 products, whose vectors are the same
@@ -456,8 +459,8 @@ impl SentenceEmbedder {
 
 impl HybridRanker {
     /// The file of a model folder that says how the model is best searched with:
-    /// `{"lexical_weight": 0.3, "min_similarity": 0.32, "query_adapter": "query-adapter.safetensors"}`
-    /// (any key may be left out). The weights are read by [`from_model`](Self::from_model) (and
+    /// `{"lexical_weight": 0.3, "min_similarity": 0.32, "detail_weight": 0,
+    /// "query_adapter": "query-adapter.safetensors"}` (any key may be left out). The weights are read by [`from_model`](Self::from_model) (and
     /// [`model_settings`](Self::model_settings)), the query adapter, a file in the folder, by
     /// [`SentenceEmbedder::from_dir`] (see [`SentenceEmbedder::query_adapter`]).
     /// `scripts/fetch-model.sh` names the query adapter trained for all-MiniLM-L6-v2 in its
@@ -466,12 +469,17 @@ impl HybridRanker {
     /// weights meet every retrieval target with it (`bench/retrieval.md`).
     pub const SETTINGS_FILE: &str = "mcp-tools.json";
 
+    /// The [`detail_weight`](Self::detail_weight) that [`from_model`](Self::from_model) sets
+    /// (unless the folder's [`SETTINGS_FILE`](Self::SETTINGS_FILE) names another).
+    pub const MODEL_DETAIL_WEIGHT: f32 = 0.35;
+
     /// The ranker the README recommends, from a sentence-transformers model folder (such as
     /// the one `scripts/fetch-model.sh` prints): [`SentenceEmbedder::from_dir`] (with the
     /// folder's query adapter, if its [`SETTINGS_FILE`](Self::SETTINGS_FILE) names one)
     /// with texts cut at [`DEFAULT_MAX_TOKENS`](SentenceEmbedder::DEFAULT_MAX_TOKENS)
-    /// tokens, the default weights (or the folder's own, from the same file), cache file and
-    /// background build.
+    /// tokens, each tool embedded twice, its short text and its whole definition
+    /// ([`detail_weight`](Self::detail_weight) 0.35), the default weights (or the folder's own,
+    /// from the same file), cache file and background build.
     ///
     /// ```no_run
     /// use mcp_tools::Server;
@@ -486,7 +494,9 @@ impl HybridRanker {
         let settings = ModelSettings::read(dir)?;
         let embedder = SentenceEmbedder::open_folder(dir, &settings)?
             .max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS)?;
-        Ok(settings.apply(HybridRanker::new(embedder)))
+        let mut ranker = HybridRanker::new(embedder);
+        ranker.detail_weight = HybridRanker::MODEL_DETAIL_WEIGHT;
+        Ok(settings.apply(ranker))
     }
 
     /// The weights that the model folder `dir` names in its [`SETTINGS_FILE`](Self::SETTINGS_FILE),
@@ -504,6 +514,7 @@ impl HybridRanker {
 struct ModelSettings {
     lexical_weight: Option<f32>,
     min_similarity: Option<f32>,
+    detail_weight: Option<f32>,
     /// A file in the folder (read by [`SentenceEmbedder::from_dir`]).
     query_adapter: Option<String>,
 }
@@ -521,6 +532,9 @@ impl ModelSettings {
             return Err(
                 format!("{}: lexical_weight must be from 0 to 1, not {weight}", path.display()).into()
             );
+        }
+        if let Some(weight) = settings.detail_weight.filter(|w| !(0.0..=1.0).contains(w)) {
+            return Err(format!("{}: detail_weight must be from 0 to 1, not {weight}", path.display()).into());
         }
         if let Some(floor) = settings.min_similarity.filter(|f| !(-1.0..=1.0).contains(f)) {
             return Err(
@@ -542,6 +556,7 @@ impl ModelSettings {
     fn apply(self, mut ranker: HybridRanker) -> HybridRanker {
         ranker.lexical_weight = self.lexical_weight.unwrap_or(ranker.lexical_weight);
         ranker.min_similarity = self.min_similarity.unwrap_or(ranker.min_similarity);
+        ranker.detail_weight = self.detail_weight.unwrap_or(ranker.detail_weight);
         ranker
     }
 }

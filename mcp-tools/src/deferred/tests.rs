@@ -883,3 +883,93 @@ fn misspelt_words_are_searched_as_the_catalog_word_one_edit_away() {
     off.correct_spelling = false;
     assert_eq!(ready_index(labels(), &off).search("what notifcations", None, 10, 0).total, 0);
 }
+
+/// Holds back the texts that contain `held` (a tool's second text) until opened, or fails them.
+#[derive(Default)]
+struct HoldsSecond {
+    concepts: Concepts,
+    held: &'static str,
+    fail: bool,
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl HoldsSecond {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+impl Embedder for HoldsSecond {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.iter().any(|t| t.contains(self.held)) {
+            if self.fail {
+                return Err("the second texts do not embed".into());
+            }
+            let mut open = self.open.lock().unwrap();
+            while !*open {
+                open = self.opened.wait(open).unwrap();
+            }
+        }
+        self.concepts.embed(texts)
+    }
+}
+
+/// `book_alpha`: its short text says room (a hotel), its whole definition also email (the
+/// catalog's email tool left out).
+fn with_detail() -> Vec<SearchDoc> {
+    let mut docs: Vec<SearchDoc> = catalog().into_iter().filter(|d| d.name != "send_email").collect();
+    docs.push(SearchDoc {
+        params: vec![("note".into(), "Sends an email to the guest.".into())],
+        ..doc("book_alpha", "Book a room.")
+    });
+    docs
+}
+
+/// Waits until the index ranks by its first vectors.
+fn wait_blocking(index: &SearchIndex) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !index.is_blocking() {
+        assert!(std::time::Instant::now() < deadline, "the first texts were never embedded");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_tools_second_text_refines_its_vector_once_embedded() {
+    let held = Arc::new(HoldsSecond { held: "guest", ..HoldsSecond::default() });
+    let mut ranker = HybridRanker::new(held.clone()).no_cache_file();
+    ranker.detail_weight = 0.5;
+    let index = SearchIndex::build(with_detail(), &ranker);
+    wait_blocking(&index);
+    // By meaning already (`lodging` is nowhere in the catalog), by the short text alone.
+    assert!(!index.is_ready(), "the second texts are held");
+    assert_eq!(names(&index.search("lodging", None, 10, 0)), ["book_alpha"]);
+    assert_eq!(index.search("mail", None, 10, 0).total, 0, "the short text says nothing of mail");
+    held.open();
+    index.wait_ready();
+    assert!(index.is_ready());
+    // (0.5 · room + 0.5 · (room + email)) made a unit vector: a cosine of 0.38 with `mail`.
+    assert_eq!(names(&index.search("mail", None, 10, 0)), ["book_alpha"]);
+    assert_eq!(names(&index.search("lodging", None, 10, 0)), ["book_alpha"]);
+
+    // Without a second text (the default of `new`), nothing of it is embedded or mixed.
+    let plain =
+        HybridRanker::new(Arc::new(HoldsSecond { held: "guest", fail: true, ..HoldsSecond::default() }));
+    let index = ready_index(with_detail(), &plain.no_cache_file());
+    assert_eq!(index.search("mail", None, 10, 0).total, 0);
+}
+
+#[test]
+fn a_failing_second_text_leaves_the_first_vectors() {
+    let failing = HoldsSecond { held: "guest", fail: true, ..HoldsSecond::default() };
+    let mut ranker = HybridRanker::new(failing).no_cache_file();
+    ranker.detail_weight = 0.5;
+    for background in [true, false] {
+        let index = ready_index(with_detail(), &ranker.clone().background(background));
+        assert!(index.is_blocking(), "still ranking by meaning");
+        assert_eq!(names(&index.search("lodging", None, 10, 0)), ["book_alpha"]);
+        assert_eq!(index.search("mail", None, 10, 0).total, 0);
+    }
+}
