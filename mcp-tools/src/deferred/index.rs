@@ -206,7 +206,9 @@ impl SearchIndex {
     }
 
     /// Whether the ranker is ready ([`Scorer::is_ready`]): `false` while a ranker by meaning
-    /// embeds the catalog in the background, when searches rank by words alone.
+    /// embeds the catalog in the background, when searches rank by words alone (or, with a
+    /// second text a tool, `HybridRanker::detail_weight`, by the first texts' vectors once they
+    /// are embedded).
     pub fn is_ready(&self) -> bool {
         self.scorer.is_ready()
     }
