@@ -237,6 +237,14 @@ fn a_model_folder_names_its_own_weights() {
         (0.25, 0.35),
         "a key left out keeps its default"
     );
+    // What `scripts/fetch-model.sh --tuned` writes: the model searched as the published one.
+    std::fs::write(&settings, "{}").unwrap();
+    let empty = HybridRanker::from_model(&dir).unwrap();
+    assert_eq!(
+        (empty.lexical_weight, empty.min_similarity, empty.detail_weight),
+        (0.25, 0.3, HybridRanker::MODEL_DETAIL_WEIGHT),
+        "an empty file keeps every default"
+    );
 
     for (text, says) in [
         (r#"{"lexical_weight": 1.5}"#, "lexical_weight must be from 0 to 1"),
