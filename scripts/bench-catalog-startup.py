@@ -9,6 +9,9 @@ folder: XDG_CACHE_HOME in a temporary directory). Prints a markdown table.
     cargo build --release --features embeddings --example catalog
     python3 scripts/bench-catalog-startup.py FILE.json "$(bash scripts/fetch-model.sh)"
 
+With `--tasks SET.json` (after `--write-catalog`, if any; SET.json: bench/sets/mcp-servers.json),
+also scores the served `search_tools` on the set's tasks once the index is complete, after each
+start.
 FILE.json has the shape of a `tools/list` result (`bench_sets` reads the same tools from
 bench/sets/mcp-servers.json; `--write-catalog OUT` writes that set as such a file first).
 """
@@ -43,7 +46,40 @@ def write_catalog(out):
     json.dump({"tools": tools}, open(out, "w"))
 
 
-def run(catalog, model, cache):
+def catalog_name(task_answer, counts):
+    """The name `write_catalog` gives a set's (server, tool)."""
+    name = task_answer["tool"]
+    return name if counts[name] == 1 else f"{task_answer['server']}__{name}"
+
+
+def evaluate(ask, tasks_file):
+    """Every task of a retrieval set (bench/sets/mcp-servers.json) through the served
+    `search_tools` (10 results): hit@5 (a needed tool, or an equally right alternative, among the
+    first 5), MRR@10 and the tasks with no result, as `bench_sets` counts them."""
+    data = json.load(open(tasks_file))
+    counts = {}
+    for tool in data["tools"]:
+        counts[tool["name"]] = counts.get(tool["name"], 0) + 1
+    hit5 = mrr = none = 0.0
+    for i, task in enumerate(data["tasks"]):
+        reply = ask({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+                     "params": {"name": "search_tools", "arguments": {"query": task["query"], "limit": 10}}})
+        names = [t["name"] for t in reply["result"].get("structuredContent", {}).get("tools", [])]
+        none += not names
+        ranks = []
+        for answer in task["answers"]:
+            accepted = {catalog_name(a, counts) for a in [answer] + answer.get("alternatives", [])}
+            found = [r for r, name in enumerate(names) if name in accepted]
+            if found:
+                ranks.append(found[0])
+        first = min(ranks) if ranks else None
+        hit5 += first is not None and first < 5
+        mrr += 1 / (first + 1) if first is not None else 0
+    n = len(data["tasks"])
+    return hit5 / n, mrr / n, int(none)
+
+
+def run(catalog, model, cache, tasks=None):
     env = dict(os.environ, RUST_LOG="info", XDG_CACHE_HOME=cache)
     start = time.monotonic()
     server = subprocess.Popen([BINARY, catalog, "--model", model], stdin=subprocess.PIPE,
@@ -79,16 +115,21 @@ def run(catalog, model, cache):
     waited = time.monotonic()
     while not refined and time.monotonic() - waited < 120:
         time.sleep(0.05)
+    scores = evaluate(ask, tasks) if tasks else None
     server.stdin.close()
     server.wait()
     first = lambda times: times[0] if times else float("nan")
-    return initialized, searched, first(ready), first(refined)
+    return initialized, searched, first(ready), first(refined), scores
 
 
 def main():
     args = sys.argv[1:]
+    tasks = None
     if args[:1] == ["--write-catalog"]:
         write_catalog(args[1])
+        args = args[2:]
+    if args[:1] == ["--tasks"]:
+        tasks = args[1]
         args = args[2:]
     if len(args) != 2:
         sys.exit(__doc__)
@@ -98,10 +139,16 @@ def main():
         print(f"| `catalog --model` on {tools} tools | initialize answered | first search answered "
               "| ranks by meaning (short texts) | complete (whole definitions too) |")
         print("|---|---|---|---|---|")
+        scored = []
         for label in ["no vectors cached (first start)", "vectors cached (restart)"]:
-            init, search, ready, refined = run(catalog, model, cache)
+            init, search, ready, refined, scores = run(catalog, model, cache, tasks)
+            scored.append(scores)
             print(f"| {label} | {init:.2f} s | {search:.2f} s | {ready:.2f} s ({ready * 1000 / tools:.1f} ms/tool) "
                   f"| {refined:.2f} s ({refined * 1000 / tools:.1f} ms/tool) |")
+        if tasks:
+            print(f"\n`search_tools` of the served catalog, once complete, on the tasks of {tasks}: " +
+                  "; ".join(f"{when} hit@5 {hit5:.3f}, MRR@10 {mrr:.3f}, {none} with no result"
+                            for when, (hit5, mrr, none) in zip(["first start", "restart"], scored)) + ".")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ mkdir -p bench
   echo
   cargo build --quiet --release --features embeddings --example catalog
   python3 scripts/bench-catalog-startup.py --write-catalog .cache/bench/mcp-servers-catalog.json \
-    .cache/bench/mcp-servers-catalog.json "$model"
+    --tasks bench/sets/mcp-servers.json .cache/bench/mcp-servers-catalog.json "$model"
   echo
   cargo run --quiet --release --features embeddings --example bench_retrieval -- \
     --data "$data" --label "bfcl-eval $version" --model "$model" | sed -e '1,/^## The rankers/{/^## The rankers/!d}' \

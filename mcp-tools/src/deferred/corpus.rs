@@ -114,27 +114,37 @@ impl SearchDoc {
         }
     }
 
-    /// The document a deferred server indexes for `tool` (its title, summary, which defaults to
-    /// the description's first line, description, tags, input schema and annotations'
-    /// `readOnlyHint` or `destructiveHint`): to evaluate a search
-    /// over a catalog without serving it.
+    /// The document a deferred server indexes for `tool` (its title, or its annotations' title if
+    /// it has none, as clients show it; summary, which defaults to the description's first
+    /// line; description, tags, input schema and annotations' `readOnlyHint` or
+    /// `destructiveHint`): to evaluate a search over a catalog without serving it.
     pub fn from_tool(tool: &crate::model::tool::Tool) -> SearchDoc {
-        SearchDoc {
-            read_only: SearchDoc::read_only_of(&tool.annotations),
-            ..SearchDoc::from_schema(
-                tool.name.clone(),
-                tool.title.clone(),
-                tool.summary.clone().unwrap_or_else(|| crate::registry::build::first_line(&tool.description)),
-                tool.description.clone(),
-                tool.tags.clone(),
-                &tool.input_schema,
-            )
-        }
+        SearchDoc::indexed(
+            tool.name.clone(),
+            tool.title.clone(),
+            &tool.annotations,
+            tool.summary.clone().unwrap_or_else(|| crate::registry::build::first_line(&tool.description)),
+            tool.description.clone(),
+            tool.tags.clone(),
+            &tool.input_schema,
+        )
     }
 
-    /// [`read_only`](SearchDoc::read_only) as `annotations` say it.
-    pub(crate) fn read_only_of(annotations: &crate::model::tool::Annotations) -> Option<bool> {
-        annotations.read_only_hint.or(annotations.destructive_hint.map(|_| false))
+    /// The document of a tool as a deferred server indexes it (see [`from_tool`](Self::from_tool)).
+    pub(crate) fn indexed(
+        name: String,
+        title: Option<String>,
+        annotations: &crate::model::tool::Annotations,
+        summary: String,
+        description: String,
+        tags: Vec<String>,
+        input_schema: &Value,
+    ) -> SearchDoc {
+        let title = title.or_else(|| annotations.title.clone());
+        SearchDoc {
+            read_only: annotations.read_only_hint.or(annotations.destructive_hint.map(|_| false)),
+            ..SearchDoc::from_schema(name, title, summary, description, tags, input_schema)
+        }
     }
 
     /// The `(name, description)` pairs of a JSON schema's `properties`, at the root and one level

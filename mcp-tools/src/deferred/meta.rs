@@ -179,11 +179,11 @@ impl DeferredTools {
         }
         let search_docs = docs
             .iter()
-            .map(|e| SearchDoc {
-                read_only: SearchDoc::read_only_of(&e.annotations),
-                ..SearchDoc::from_schema(
+            .map(|e| {
+                SearchDoc::indexed(
                     e.name.to_string(),
                     e.title.clone(),
+                    &e.annotations,
                     e.summary.clone(),
                     e.description.clone(),
                     e.tags.clone(),

@@ -740,6 +740,12 @@ fn a_tool_is_indexed_as_a_deferred_server_indexes_it() {
         "only a tool that changes things is destructive or not"
     );
     assert_eq!(annotated(crate::Annotations::new().idempotent(true)), None);
+    // A title given only in the annotations (as many servers give it) is the tool's title.
+    let mut untitled = tool.clone().annotations(crate::Annotations::new().title("Forecast"));
+    untitled.title = None;
+    assert_eq!(SearchDoc::from_tool(&untitled).title.as_deref(), Some("Forecast"));
+    let both = tool.clone().annotations(crate::Annotations::new().title("Forecast"));
+    assert_eq!(SearchDoc::from_tool(&both).title.as_deref(), Some("Weather"), "the tool's own title wins");
 }
 
 #[test]
