@@ -56,6 +56,9 @@ mkdir -p bench
   python3 scripts/bench-catalog-startup.py --write-catalog .cache/bench/mcp-servers-catalog.json \
     --tasks bench/sets/mcp-servers.json .cache/bench/mcp-servers-catalog.json "$model"
   echo
+  # The runs measured before, by hand (the table above is this run's).
+  sed -e '/^<!--/,/-->$/d' bench/retrieval-startup-notes.md | sed -e '/./,$!d'
+  echo
   cargo run --quiet --release --features embeddings --example bench_retrieval -- \
     --data "$data" --label "bfcl-eval $version" --model "$model" | sed -e '1,/^## The rankers/{/^## The rankers/!d}' \
     -e 's/^## The rankers/# The BFCL pooled set in detail\n\n## The rankers/'
