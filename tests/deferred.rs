@@ -378,3 +378,23 @@ fn search_queries_are_bounded_in_length() {
     assert_ne!(repeated["isError"], true, "{}", text(&repeated));
     assert!(!names(&repeated["structuredContent"]).is_empty());
 }
+
+#[test]
+fn a_title_given_only_in_the_annotations_is_searched() {
+    // Many servers give a tool's display title only as `annotations.title`.
+    let file = std::env::temp_dir().join(format!("mcp-tools-annotated-title-{}.json", std::process::id()));
+    let catalog = json!({"tools": [
+        {"name": "xq_17", "description": "Runs the job.", "annotations": {"title": "Zebra crossing finder"}},
+        {"name": "xq_18", "description": "Runs the other job.", "title": "Tide tables",
+         "annotations": {"title": "Zebra stripes"}}
+    ]});
+    std::fs::write(&file, catalog.to_string()).unwrap();
+    let mut server = StdioServer::spawn(&example_binary("catalog"), &[file.to_str().unwrap()]);
+    server.initialize();
+    let found = call(&mut server, "search_tools", json!({"query": "zebra crossing"}));
+    // xq_18's own title wins over its annotations' title, which is not searched.
+    assert_eq!(names(&found["structuredContent"]), ["xq_17"], "{found}");
+    let found = call(&mut server, "search_tools", json!({"query": "tide tables"}));
+    assert_eq!(names(&found["structuredContent"]), ["xq_18"], "{found}");
+    std::fs::remove_file(&file).unwrap();
+}
