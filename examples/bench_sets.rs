@@ -521,7 +521,8 @@ const NOTES: &str = r#"### How to read this
   fused (FMA), the same start-up three times each way, alternately: the short texts 1.90 s
   against 1.92, the whole definitions 3.63 against 3.64, within the runs' spread (1.73 to
   2.12 s); the attention's time goes to gathering each head's keys and to its softmax's sums,
-  a few per cent of the whole at most.
+  a few per cent of the whole at most. Its vectors, a rounding apart, also cost the served
+  mcp-servers catalog a task (`bench-catalog-startup.py --tasks`: hit@5 0.772, MRR 0.603).
 * **What changed before**. `first` → `values kept` (an earlier stop): the tool's embedded text is short
   (name, title, first sentence of the description, parameter names: `embedding_text`) instead
   of the whole definition, cut at 128 tokens, and a request of several steps is also embedded

@@ -36,7 +36,7 @@ def write_catalog(out):
         counts[tool["name"]] = counts.get(tool["name"], 0) + 1
     tools = []
     for tool in data["tools"]:
-        name = tool["name"] if counts[tool["name"]] == 1 else f"{tool['server']}__{tool['name']}"
+        name = catalog_name({"server": tool["server"], "tool": tool["name"]}, counts)
         entry = {"name": name, "description": tool.get("description", ""),
                  "inputSchema": tool.get("inputSchema", {"type": "object"}), "tags": [tool["server"]]}
         for key in ["title", "annotations"]:
@@ -46,10 +46,11 @@ def write_catalog(out):
     json.dump({"tools": tools}, open(out, "w"))
 
 
-def catalog_name(task_answer, counts):
-    """The name `write_catalog` gives a set's (server, tool)."""
-    name = task_answer["tool"]
-    return name if counts[name] == 1 else f"{task_answer['server']}__{name}"
+def catalog_name(answer, counts):
+    """The name a set's (server, tool) has in the catalog file: its own, prefixed by the server
+    (`server__name`) where two servers share it."""
+    name = answer["tool"]
+    return name if counts[name] == 1 else f"{answer['server']}__{name}"
 
 
 def evaluate(ask, tasks_file):

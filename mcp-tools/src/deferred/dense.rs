@@ -998,9 +998,7 @@ impl HybridRanker {
         self.background = background;
         self
     }
-}
 
-impl HybridRanker {
     /// The second texts' function and weight, when there are second texts.
     fn detail(&self) -> Option<Detail> {
         let weight = self.detail_weight.clamp(0.0, 1.0);
