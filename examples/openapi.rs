@@ -13,17 +13,20 @@
 //! stdio): `--base-url URL` (default: the document's first server), `--header 'Name: value'`
 //! (repeatable; credentials for the API), `--defer` (serve the operations behind the deferred
 //! search meta-tools), `--validate` (check arguments against the generated schemas),
-//! `--no-output-schemas` (declare no output schemas), `--include-tag TAG` / `--exclude-tag TAG` (repeatable).
+//! `--no-output-schemas` (declare no output schemas), `--include-tag TAG` / `--exclude-tag TAG` (repeatable),
+//! `--follow-same-origin-redirects` (follow the API's redirects to its own origin; by default
+//! none is followed).
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use mcp_tools::Server;
 use mcp_tools::deferred::DeferredTools;
-use mcp_tools::openapi::OpenApi;
+use mcp_tools::openapi::{OpenApi, Redirects};
 
 const USAGE: &str = "usage: openapi FILE [--base-url URL] [--header 'Name: value']... [--defer] [--validate] \
-[--no-output-schemas] [--include-tag TAG]... [--exclude-tag TAG]... [list | call NAME ARGS | --http ADDR | ...]";
+[--no-output-schemas] [--include-tag TAG]... [--exclude-tag TAG]... [--follow-same-origin-redirects] \
+[list | call NAME ARGS | --http ADDR | ...]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,6 +60,10 @@ fn main() -> ExitCode {
             }
             ("--no-output-schemas", _) => {
                 api = api.output_schemas(false);
+                1
+            }
+            ("--follow-same-origin-redirects", _) => {
+                api = api.follow_redirects(Redirects::SameOrigin);
                 1
             }
             ("--base-url", Some(url)) => {

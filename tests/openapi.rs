@@ -1,7 +1,9 @@
 //! The OpenAPI bridge (feature `openapi`) against a mock API (axum, in the test) described by
 //! tests/data/openapi/pets.yaml: the tools generated (names, texts, annotations, schemas), and
 //! calls in every parameter location, with JSON and form bodies, errors, the API key header,
-//! binary and text answers, timeouts, cancellation, both protocol eras, scopes over HTTP.
+//! binary and text answers, timeouts, cancellation, both protocol eras, scopes over HTTP; and,
+//! against a mock that records each request as it arrives (tests/data/openapi/wire.yaml), that
+//! no argument changes the path called or adds a header, cookie or query pair, and redirects.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use axum::http::{HeaderMap, Request, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use mcp_tools::auth::{Authorization, StaticTokens};
-use mcp_tools::openapi::OpenApi;
+use mcp_tools::openapi::{OpenApi, Redirects};
 use mcp_tools::testing::TestClient;
 use mcp_tools::{AuthInfo, Era, HttpOptions, Server};
 use serde_json::{Value, json};
@@ -373,6 +375,8 @@ fn filters_and_bad_documents() {
 
     let relative = OpenApi::from_path(DOC).unwrap().tools().unwrap_err();
     assert!(relative.0.contains("no absolute server URL (\"/v1\")"), "{relative}");
+    let ftp = OpenApi::from_path(DOC).unwrap().base_url("ftp://example.com/v1").tools().unwrap_err();
+    assert!(ftp.0.contains("not an http or https URL"), "{ftp}");
     let swagger = OpenApi::parse(r#"{"swagger": "2.0", "paths": {}}"#).unwrap_err();
     assert!(swagger.0.contains("Swagger 2.0 is not supported"), "{swagger}");
     let broken = OpenApi::parse("openapi: [unclosed").unwrap_err();
@@ -499,4 +503,268 @@ async fn scopes_guard_generated_tools_over_http() {
     let (status, challenge, _, _) = send(call("createPet", json!({"body": {"name": "X"}})), session).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "step-up");
     assert!(challenge.unwrap().contains(r#"scope="pets:write""#));
+}
+
+const WIRE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/openapi/wire.yaml");
+
+/// One request as a recording mock received it: the request target as sent (no dot segment
+/// resolved, nothing decoded) and every header, repeated ones too.
+#[derive(Clone, Debug)]
+struct Seen {
+    method: String,
+    target: String,
+    headers: Vec<(String, String)>,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Vec<&str> {
+        self.headers.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
+    }
+}
+
+#[derive(Clone, Default)]
+struct Received(Arc<std::sync::Mutex<Vec<Seen>>>);
+
+impl Received {
+    /// `METHOD target` of every request received since the last call.
+    fn lines(&self) -> Vec<String> {
+        self.take().iter().map(|s| format!("{} {}", s.method, s.target)).collect()
+    }
+    fn take(&self) -> Vec<Seen> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// A mock that records every request and answers it with what it received (JSON), or with a
+/// 302 to the location given for its path; its origin.
+async fn recording_mock(redirects: Vec<(&'static str, String)>) -> (String, Received) {
+    let received = Received::default();
+    let log = received.clone();
+    let redirects = Arc::new(redirects);
+    let app = Router::new().fallback(move |request: Request<Body>| {
+        let (log, redirects) = (log.clone(), redirects.clone());
+        async move {
+            let seen = Seen {
+                method: request.method().to_string(),
+                target: request.uri().to_string(),
+                headers: request
+                    .headers()
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                    .collect(),
+            };
+            log.0.lock().unwrap().push(seen.clone());
+            if let Some((_, location)) = redirects.iter().find(|(path, _)| *path == request.uri().path()) {
+                return (StatusCode::FOUND, [(header::LOCATION, location.clone())]).into_response();
+            }
+            let body = json!({"method": seen.method, "target": seen.target, "headers": seen.headers});
+            ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (origin, received)
+}
+
+/// The API described by wire.yaml (base URL `…/api`), and another origin it redirects to.
+struct Wire {
+    base: String,
+    api: Received,
+    elsewhere: String,
+    stolen: Received,
+}
+
+async fn wire() -> Wire {
+    let (elsewhere, stolen) = recording_mock(Vec::new()).await;
+    let (origin, api) = recording_mock(vec![
+        ("/api/redirect/elsewhere", format!("{elsewhere}/steal")),
+        ("/api/redirect/here", "/api/echo?moved=1".into()),
+        ("/api/redirect/away", "/api/redirect/elsewhere".into()),
+        ("/api/redirect/loop", "/api/redirect/loop".into()),
+    ])
+    .await;
+    Wire { base: format!("{origin}/api"), api, elsewhere, stolen }
+}
+
+fn wire_api(base: &str) -> OpenApi {
+    OpenApi::from_path(WIRE).unwrap().base_url(base).header("X-Api-Key", KEY)
+}
+
+#[tokio::test]
+async fn path_values_never_change_which_path_is_called() {
+    let wire = wire().await;
+    let c = client(&wire_api(&wire.base)).await;
+    let refused = [
+        ("deleteSession", json!({"userId": "42", "sessionId": ".."}), "`sessionId`"),
+        ("deleteSession", json!({"userId": "42", "sessionId": "."}), "`sessionId`"),
+        ("deleteSession", json!({"userId": "..", "sessionId": "7"}), "`userId`"),
+        ("getUserField", json!({"userId": "..", "field": ".."}), "`userId`"),
+        ("deleteSession", json!({"userId": "42", "sessionId": [".."]}), "`sessionId`"),
+        // Two parameters in one segment make one `..` together.
+        ("getFile", json!({"stem": ".", "suffix": "."}), "`stem`"),
+    ];
+    for (tool, arguments, named) in refused {
+        let r = c.call(tool, arguments.clone()).await.unwrap();
+        assert!(
+            r.is_error() && r.text().contains(named) && r.text().contains("path segment"),
+            "{tool} {arguments}: {}",
+            r.text()
+        );
+    }
+    let empty = c.call("deleteSession", json!({"userId": "42", "sessionId": ""})).await.unwrap();
+    assert!(
+        empty.is_error() && empty.text().contains("the path parameter `sessionId` is empty"),
+        "{}",
+        empty.text()
+    );
+    assert_eq!(wire.api.lines(), Vec::<String>::new(), "nothing refused reached the API");
+
+    // Dots that are not a whole segment, and encoded dots, are sent as they are: one segment.
+    for session in ["...", ".hidden", "%2E%2E", "%2e", "a/../b", "..\\.."] {
+        let r = c.call("deleteSession", json!({"userId": "42", "sessionId": session})).await.unwrap();
+        assert!(!r.is_error(), "{session}: {}", r.text());
+    }
+    let file = c.call("getFile", json!({"stem": "a", "suffix": ".."})).await.unwrap();
+    assert!(!file.is_error(), "{}", file.text());
+    assert_eq!(
+        wire.api.lines(),
+        [
+            "DELETE /api/users/42/sessions/...",
+            "DELETE /api/users/42/sessions/.hidden",
+            "DELETE /api/users/42/sessions/%252E%252E",
+            "DELETE /api/users/42/sessions/%252e",
+            "DELETE /api/users/42/sessions/a%2F..%2Fb",
+            "DELETE /api/users/42/sessions/..%5C..",
+            "GET /api/files/a..",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn redirects_are_not_followed_by_default() {
+    let wire = wire().await;
+    let c = client(&wire_api(&wire.base)).await;
+    let away = c.call("redirectElsewhere", json!({})).await.unwrap();
+    let text = away.text();
+    assert!(away.is_error(), "{text}");
+    assert!(
+        text.contains(&format!("answered a redirect (HTTP 302 Found) to {}/steal", wire.elsewhere))
+            && text.contains("does not follow redirects")
+            && text.contains("follow_redirects"),
+        "{text}"
+    );
+    assert!(wire.stolen.take().is_empty(), "the other origin received nothing");
+    // Not even within the API's origin.
+    let here = c.call("redirectHere", json!({})).await.unwrap();
+    let moved = format!("to {}/echo?moved=1", wire.base);
+    assert!(here.is_error() && here.text().contains(&moved), "{}", here.text());
+    assert_eq!(wire.api.lines(), ["GET /api/redirect/elsewhere", "GET /api/redirect/here"]);
+}
+
+#[tokio::test]
+async fn same_origin_redirects_are_followed_and_others_refused() {
+    let wire = wire().await;
+    let c = client(&wire_api(&wire.base).follow_redirects(Redirects::SameOrigin)).await;
+    let here = c.call("redirectHere", json!({})).await.unwrap();
+    assert!(!here.is_error(), "{}", here.text());
+    assert_eq!(here.structured().unwrap()["target"], "/api/echo?moved=1");
+    assert_eq!(wire.api.lines(), ["GET /api/redirect/here", "GET /api/echo?moved=1"]);
+
+    let elsewhere_origin = wire.elsewhere.as_str();
+    for tool in ["redirectElsewhere", "redirectAway"] {
+        let r = c.call(tool, json!({})).await.unwrap();
+        let text = r.text();
+        assert!(r.is_error(), "{tool}: {text}");
+        assert!(
+            text.contains(&format!("to {elsewhere_origin}/steal"))
+                && text.contains(&format!("another origin ({elsewhere_origin})"))
+                && text.contains("only within the API's origin"),
+            "{tool}: {text}"
+        );
+    }
+    assert!(wire.stolen.take().is_empty(), "the other origin received nothing");
+    assert_eq!(
+        wire.api.lines(),
+        ["GET /api/redirect/elsewhere", "GET /api/redirect/away", "GET /api/redirect/elsewhere"]
+    );
+
+    let endless = c.call("redirectLoop", json!({})).await.unwrap();
+    assert!(endless.is_error() && endless.text().contains("after 10 redirects"), "{}", endless.text());
+    assert_eq!(wire.api.lines().len(), 11, "the first request and 10 redirects");
+}
+
+#[tokio::test]
+async fn cookie_values_cannot_add_a_cookie() {
+    let wire = wire().await;
+    let c = client(&wire_api(&wire.base)).await;
+    let cookies = |arguments: Value| {
+        let (c, wire) = (&c, &wire);
+        async move {
+            let r = c.call("echo", arguments).await.unwrap();
+            assert!(!r.is_error(), "{}", r.text());
+            wire.api.take().pop().unwrap().header("cookie").join(" | ")
+        }
+    };
+    assert_eq!(cookies(json!({"pref": "dark; admin=1"})).await, "pref=dark%3B%20admin=1");
+    assert_eq!(
+        cookies(json!({"pref": "a,b\"c\\d%e\té\r\nX: y", "session": "s=1"})).await,
+        "pref=a%2Cb%22c%5Cd%25e%09%C3%A9%0D%0AX:%20y; session=s=1"
+    );
+    // An array's items are joined by an encoded comma too (older parsers split cookies on `,`).
+    assert_eq!(cookies(json!({"pref": ["x", "admin=1"]})).await, "pref=x%2Cadmin=1");
+}
+
+#[tokio::test]
+async fn header_values_cannot_add_or_alter_a_header() {
+    let wire = wire().await;
+    let c = client(&wire_api(&wire.base)).await;
+    let r = c.call("echo", json!({"X-Trace": "a, b;c=\"d\""})).await.unwrap();
+    assert!(!r.is_error(), "{}", r.text());
+    let seen = wire.api.take().pop().unwrap();
+    assert_eq!(seen.header("x-trace"), ["a, b;c=\"d\""], "a comma-separated value is one header");
+    assert_eq!(seen.header("x-api-key"), [KEY]);
+    for value in ["t\r\nX-Api-Key: stolen", "t\nX-Admin: 1", "t\rX", "t\0"] {
+        let r = c.call("echo", json!({"X-Trace": value})).await.unwrap();
+        assert!(
+            r.is_error() && r.text().contains("the header parameter `X-Trace`") && r.text().contains("CR"),
+            "{value:?}: {}",
+            r.text()
+        );
+    }
+    assert!(wire.api.take().is_empty(), "nothing refused reached the API");
+}
+
+#[tokio::test]
+async fn a_caller_cannot_replace_the_configured_credentials_or_the_requests_own_headers() {
+    let wire = wire().await;
+    let c = client(&wire_api(&wire.base)).await;
+    let tools = c.list_tools().await.unwrap();
+    let echo = tools.iter().find(|t| t["name"] == "echo").unwrap();
+    let properties = echo["inputSchema"]["properties"].as_object().unwrap();
+    assert!(properties.contains_key("X-Api-Key"), "a header parameter the document declares");
+    for ignored in ["Authorization", "Content-Type"] {
+        assert!(!properties.contains_key(ignored), "OpenAPI ignores a header parameter named {ignored}");
+    }
+    let r = c.call("echo", json!({"X-Api-Key": "the caller's own"})).await.unwrap();
+    assert!(!r.is_error(), "{}", r.text());
+    let seen = wire.api.take().pop().unwrap();
+    assert_eq!(seen.header("x-api-key"), [KEY], "the configured key is sent, not the caller's");
+}
+
+#[tokio::test]
+async fn query_values_cannot_add_a_pair() {
+    let wire = wire().await;
+    let c = client(&wire_api(&wire.base)).await;
+    let arguments = json!({
+        "q": "a&b=c#f",
+        "filter": {"k]&admin=1&x[": "v&w=1"},
+        "opts": {"o&p=1": "z?y"},
+    });
+    let r = c.call("echo", arguments).await.unwrap();
+    assert!(!r.is_error(), "{}", r.text());
+    assert_eq!(
+        wire.api.lines(),
+        ["GET /api/echo?q=a%26b%3Dc%23f&filter%5Bk%5D%26admin%3D1%26x%5B%5D=v%26w%3D1&o%26p%3D1=z%3Fy"]
+    );
 }

@@ -38,6 +38,21 @@
 //! status, a timeout or a refused connection as an `isError` result naming them. Cancelling
 //! the call aborts the request. Arguments are not checked against the schema by default
 //! (documents are often stricter than their APIs): [`OpenApi::validate_arguments`] turns it on.
+//!
+//! Nothing a caller passes changes which URL is called or adds a header, a cookie or a query
+//! pair. A path parameter's value is one percent-encoded segment, refused (`isError`, naming
+//! it) when empty or when it would make a `.` or `..` segment, which URLs resolve even
+//! percent-encoded; the path called is checked to be the operation's under the base URL's.
+//! A header parameter holding CR, LF, NUL or another control character is refused; cookie
+//! values are percent-encoded outside RFC 6265's cookie octets (`;`, `,`, whitespace, `"`, `\`,
+//! controls, non-ASCII) and `%`; query names and values are form-encoded.
+//!
+//! Redirects are not followed by default: a 301, 302, 303, 307 or 308 is an `isError` result
+//! naming where it points. [`OpenApi::follow_redirects`]`(`[`Redirects::SameOrigin`]`)`
+//! follows those to the base URL's origin (scheme, host and port; at most 10 in a row) and
+//! still refuses one to another origin without requesting it, so the configured headers never
+//! leave the API's origin (reqwest's default policy would send them along: it strips only
+//! `Authorization` and `Cookie`).
 
 mod call;
 mod operation;
@@ -83,6 +98,18 @@ pub struct OpenApi {
     timeout: Duration,
     max_response_bytes: usize,
     scopes: Vec<String>,
+    redirects: Redirects,
+}
+
+/// Which redirects a call follows; see [`OpenApi::follow_redirects`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Redirects {
+    /// None (the default): a redirect is an `isError` result naming where it points.
+    #[default]
+    None,
+    /// Those to the base URL's origin (same scheme, host and port), at most 10 in a row. One to
+    /// another origin is not requested: it is an `isError` result naming that origin.
+    SameOrigin,
 }
 
 impl fmt::Debug for OpenApi {
@@ -145,6 +172,7 @@ impl OpenApi {
             timeout: Duration::from_secs(30),
             max_response_bytes: 10 * 1024 * 1024,
             scopes: Vec::new(),
+            redirects: Redirects::None,
         })
     }
 
@@ -205,6 +233,13 @@ impl OpenApi {
         self.max_response_bytes = bytes;
         self
     }
+    /// Which redirects a call follows (default [`Redirects::None`]). Configured headers go with
+    /// every request, redirected ones too: [`Redirects::SameOrigin`] follows only those that
+    /// stay on the base URL's origin, so an API key is never sent to another host or port.
+    pub fn follow_redirects(mut self, redirects: Redirects) -> Self {
+        self.redirects = redirects;
+        self
+    }
     /// OAuth scopes every generated tool needs (see `#[tool(scopes)]`).
     pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
         self.scopes.extend(scopes.into_iter().map(Into::into));
@@ -232,7 +267,7 @@ impl OpenApi {
                 .map_err(|_| OpenApiError(format!("the value of {name} is not valid header text")))?;
             headers.append(name, value);
         }
-        let http = Arc::new(Http::new(base, headers, self.timeout, self.max_response_bytes));
+        let http = Arc::new(Http::new(&base, headers, self.timeout, self.max_response_bytes, self.redirects));
         let resolver = Resolver::new(&self.doc);
         let (described, skipped) =
             operation::describe(&resolver, &self.doc, |m, p, t| self.keeps(m, p, t), self.output_schemas);
@@ -286,7 +321,7 @@ impl OpenApi {
             && (self.methods.is_empty() || self.methods.iter().any(|m| m == method))
     }
 
-    fn resolved_base_url(&self) -> Result<String, OpenApiError> {
+    fn resolved_base_url(&self) -> Result<reqwest::Url, OpenApiError> {
         let base = match &self.base_url {
             Some(url) => url.clone(),
             None => {
@@ -300,9 +335,12 @@ impl OpenApi {
                 server.to_owned()
             }
         };
-        reqwest::Url::parse(&base)
+        let url = reqwest::Url::parse(&base)
             .map_err(|e| OpenApiError(format!("the base URL {base:?} is not a URL: {e}")))?;
-        Ok(base)
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(OpenApiError(format!("the base URL {base:?} is not an http or https URL")));
+        }
+        Ok(url)
     }
 
     /// How many operations the document has (before filtering).

@@ -163,6 +163,13 @@ fn describe_one(
         else {
             return Err("a parameter without a name or a known location".into());
         };
+        // OpenAPI 3: header parameters named `Accept`, `Content-Type` or `Authorization` are
+        // ignored (the request's own headers say those); a caller never sets them.
+        if location == Location::Header
+            && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str())
+        {
+            continue;
+        }
         // Two locations sharing a name: each argument is prefixed with its location.
         let argument = if clashes.contains(name) || name == "body" {
             format!("{}_{name}", location.name())
