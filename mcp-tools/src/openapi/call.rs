@@ -8,13 +8,23 @@ use reqwest::redirect::Policy;
 use reqwest::{StatusCode, Url};
 use serde_json::{Map, Value};
 
-use super::Redirects;
 use super::operation::{BodyKind, Location, Operation, Param};
 use crate::model::resource::ResourceContents;
 use crate::model::result::ToolResult;
 
 /// The most redirects a call follows in a row (reqwest's own default).
 const MAX_REDIRECTS: usize = 10;
+
+/// Which redirects a call follows; see [`OpenApi::follow_redirects`](super::OpenApi::follow_redirects).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Redirects {
+    /// None (the default): a redirect is an `isError` result naming where it points.
+    #[default]
+    None,
+    /// Those to the base URL's origin (same scheme, host and port), at most 10 in a row. One to
+    /// another origin is not requested: it is an `isError` result naming that origin.
+    SameOrigin,
+}
 
 /// The HTTP side every generated tool of a document shares.
 pub(super) struct Http {

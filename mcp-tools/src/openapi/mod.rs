@@ -67,6 +67,7 @@ use serde_json::Value;
 
 use crate::model::tool::{Annotations, Tool};
 use call::Http;
+pub use call::Redirects;
 use operation::METHODS;
 use schema::Resolver;
 
@@ -99,17 +100,6 @@ pub struct OpenApi {
     max_response_bytes: usize,
     scopes: Vec<String>,
     redirects: Redirects,
-}
-
-/// Which redirects a call follows; see [`OpenApi::follow_redirects`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Redirects {
-    /// None (the default): a redirect is an `isError` result naming where it points.
-    #[default]
-    None,
-    /// Those to the base URL's origin (same scheme, host and port), at most 10 in a row. One to
-    /// another origin is not requested: it is an `isError` result naming that origin.
-    SameOrigin,
 }
 
 impl fmt::Debug for OpenApi {
