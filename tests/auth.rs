@@ -2,7 +2,9 @@
 //! set served by a test issuer, introspection against a test endpoint, static tokens), and the
 //! HTTP endpoint as an OAuth resource server: 401 and its challenge, the metadata document, 403
 //! step-up for scoped tools, resources and prompts, hidden tools, sessions bound to their
-//! caller, both protocol eras.
+//! caller, both protocol eras; and what a hostile caller cannot do: forge log lines or swell
+//! answers through a token's header, make every guess a request to the authorization server,
+//! pass another JWT for an access token, or reach handlers' sight with its token.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,8 +19,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_tools::auth::{AuthError, Authorization, Introspection, JwtVerifier, StaticTokens, TokenVerifier};
 use mcp_tools::deferred::DeferredTools;
 use mcp_tools::{
-    Auth, AuthInfo, HttpOptions, Prompt, PromptMessage, PromptResult, Resource, ResourceContents, Server,
-    ToolError, tool,
+    Auth, AuthInfo, Context, HttpOptions, Prompt, PromptMessage, PromptResult, Resource, ResourceContents,
+    Server, ToolError, tool,
 };
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
@@ -73,8 +75,14 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
 
-/// A token signed with the key `kid`, with these claims over sensible defaults.
+/// A token signed with the key `kid`, with these claims over sensible defaults: an RFC 9068
+/// access token (`typ: at+jwt`).
 fn token(issuer: &str, kid: &str, claims: Value) -> String {
+    typed_token(issuer, kid, Some("at+jwt"), claims)
+}
+
+/// A token as [`token`] makes it, with this `typ` in its header (`None`: without one).
+fn typed_token(issuer: &str, kid: &str, typ: Option<&str>, claims: Value) -> String {
     let (alg, key) = match kid {
         k if k.starts_with("rsa") => {
             (Algorithm::RS256, EncodingKey::from_rsa_pem(&key_file(&format!("{k}.pem"))).unwrap())
@@ -86,6 +94,7 @@ fn token(issuer: &str, kid: &str, claims: Value) -> String {
     };
     let mut header = Header::new(alg);
     header.kid = Some(kid.to_owned());
+    header.typ = typ.map(str::to_owned);
     let mut body = json!({"iss": issuer, "aud": RESOURCE, "sub": "user-1", "client_id": "test-client",
         "exp": now() + 600, "iat": now(), "scope": "notes:read"});
     for (k, v) in claims.as_object().unwrap() {
@@ -148,7 +157,7 @@ async fn jwts_are_checked_for_signature_time_issuer_and_audience() {
     // Signed by another key than the one it names.
     let forged = token(url, "rsa-2", json!({}));
     let mut parts: Vec<&str> = forged.split('.').collect();
-    let header = b64(&json!({"alg": "RS256", "typ": "JWT", "kid": "rsa-1"}));
+    let header = b64(&json!({"alg": "RS256", "typ": "at+jwt", "kid": "rsa-1"}));
     parts[0] = &header;
     invalid(verify(&verifier, &parts.join(".")).await, "bad signature");
     // `alg: none`, and a symmetric algorithm keyed with a public key.
@@ -163,6 +172,40 @@ async fn jwts_are_checked_for_signature_time_issuer_and_audience() {
     .unwrap();
     invalid(verify(&verifier, &hs).await, "HS256");
     invalid(verify(&verifier, "not-a-token").await, "not a JWT signed with an accepted algorithm");
+}
+
+#[tokio::test]
+async fn jwts_must_be_typed_as_access_tokens() {
+    let issuer = issuer(&["rsa-1"]).await;
+    let verifier = JwtVerifier::new(&issuer.url).unwrap();
+    let url = issuer.url.as_str();
+    for typ in ["at+jwt", "application/at+jwt", "AT+JWT"] {
+        let info = verify(&verifier, &typed_token(url, "rsa-1", Some(typ), json!({}))).await;
+        assert!(info.is_ok(), "{typ}: {info:?}");
+    }
+    // RFC 9068 §4: an ID token, or any other JWT the issuer signed, is not an access token.
+    for typ in [Some("JWT"), None, Some("id+jwt")] {
+        invalid(verify(&verifier, &typed_token(url, "rsa-1", typ, json!({}))).await, "at+jwt");
+    }
+    // For issuers that type their access tokens `JWT` (or not at all), when asked.
+    let lenient = JwtVerifier::new(&issuer.url).unwrap().allow_jwt_typ();
+    for typ in [Some("JWT"), Some("application/jwt"), None, Some("at+jwt")] {
+        let info = verify(&lenient, &typed_token(url, "rsa-1", typ, json!({}))).await;
+        assert!(info.is_ok(), "{typ:?}: {info:?}");
+    }
+    invalid(verify(&lenient, &typed_token(url, "rsa-1", Some("id+jwt"), json!({}))).await, "at+jwt");
+
+    // Over HTTP, the refusal says why.
+    let app = protected_server().http_router(HttpOptions::new().authorization(authorization(&issuer)));
+    let untyped = typed_token(url, "rsa-1", Some("JWT"), json!({}));
+    let (status, challenge, _, _) = send(&app, post(&initialize(), Some(&untyped), None)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let challenge = challenge.unwrap();
+    assert!(challenge.starts_with(r#"Bearer error="invalid_token""#), "{challenge}");
+    assert!(
+        challenge.contains(r#"error_description="not an access token: its `typ` is \"JWT\", not \"at+jwt\""#),
+        "{challenge}"
+    );
 }
 
 #[tokio::test]
@@ -249,19 +292,10 @@ async fn static_tokens_are_looked_up_by_digest_and_must_be_long() {
     std::fs::remove_file(&file).unwrap();
 }
 
-#[tokio::test]
-async fn opaque_tokens_are_introspected_checked_and_cached() {
+/// An introspection endpoint (RFC 7662) for the client `rs:secret`, answering `answers` (any
+/// other token: inactive); and how many requests it got.
+async fn introspection_endpoint(answers: HashMap<&'static str, Value>) -> (String, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
-    let answers: HashMap<&str, Value> = HashMap::from([
-        (
-            "good",
-            json!({"active": true, "sub": "u", "client_id": "c", "scope": "notes:read", "aud": RESOURCE, "exp": now() + 600}),
-        ),
-        ("inactive", json!({"active": false})),
-        ("other-audience", json!({"active": true, "aud": "https://elsewhere.example", "exp": now() + 600})),
-        ("no-audience", json!({"active": true, "sub": "u"})),
-        ("expired", json!({"active": true, "aud": RESOURCE, "exp": now() - 5})),
-    ]);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let endpoint = format!("http://127.0.0.1:{}/introspect", listener.local_addr().unwrap().port());
     let counted = calls.clone();
@@ -286,6 +320,22 @@ async fn opaque_tokens_are_introspected_checked_and_cached() {
         }),
     );
     tokio::spawn(async move { axum::serve(listener, app).await });
+    (endpoint, calls)
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_introspected_checked_and_cached() {
+    let answers: HashMap<&str, Value> = HashMap::from([
+        (
+            "good",
+            json!({"active": true, "sub": "u", "client_id": "c", "scope": "notes:read", "aud": RESOURCE, "exp": now() + 600}),
+        ),
+        ("inactive", json!({"active": false})),
+        ("other-audience", json!({"active": true, "aud": "https://elsewhere.example", "exp": now() + 600})),
+        ("no-audience", json!({"active": true, "sub": "u"})),
+        ("expired", json!({"active": true, "aud": RESOURCE, "exp": now() - 5})),
+    ]);
+    let (endpoint, calls) = introspection_endpoint(answers).await;
     let introspection = Introspection::new(&endpoint, "rs", "secret").unwrap();
     let info = introspection.verify("good", RESOURCE).await.unwrap();
     assert_eq!((info.subject.as_deref(), info.client_id.as_deref()), (Some("u"), Some("c")));
@@ -306,6 +356,135 @@ async fn opaque_tokens_are_introspected_checked_and_cached() {
     assert!(lenient.verify("no-audience", RESOURCE).await.is_ok());
     let wrong_secret = Introspection::new(&endpoint, "rs", "nope").unwrap();
     assert!(matches!(wrong_secret.verify("good", RESOURCE).await, Err(AuthError::Unavailable(_))));
+}
+
+#[tokio::test]
+async fn a_refused_opaque_token_reaches_the_authorization_server_once() {
+    let (endpoint, calls) = introspection_endpoint(HashMap::new()).await;
+    let introspection = Introspection::new(&endpoint, "rs", "secret").unwrap();
+    for _ in 0..5 {
+        match introspection.verify("a-random-guess", RESOURCE).await {
+            Err(AuthError::Invalid(reason)) => assert!(reason.contains("not active"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "a refused token is remembered");
+}
+
+/// An introspection endpoint that holds every request until the gate opens, then answers
+/// inactive; how many requests it holds now, and the most it held at once.
+struct HeldEndpoint {
+    url: String,
+    in_flight: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+    gate: Arc<tokio::sync::Semaphore>,
+}
+
+async fn held_endpoint() -> HeldEndpoint {
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}/introspect", listener.local_addr().unwrap().port());
+    let (i, m, g) = (in_flight.clone(), most.clone(), gate.clone());
+    let app = Router::new().route(
+        "/introspect",
+        axum::routing::post(move || {
+            let (i, m, g) = (i.clone(), m.clone(), g.clone());
+            async move {
+                m.fetch_max(i.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                let _open = g.acquire().await.unwrap();
+                i.fetch_sub(1, Ordering::SeqCst);
+                json!({"active": false}).to_string()
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    HeldEndpoint { url, in_flight, most, gate }
+}
+
+#[tokio::test]
+async fn introspection_requests_are_bounded_in_number() {
+    let HeldEndpoint { url: endpoint, in_flight, most, gate } = held_endpoint().await;
+
+    // 40 different tokens at once, with the default bound (32 at once).
+    let introspection = Arc::new(Introspection::new(&endpoint, "rs", "secret").unwrap());
+    let refused = Arc::new(AtomicUsize::new(0));
+    let checks: Vec<_> = (0..40)
+        .map(|n| {
+            let (introspection, refused) = (introspection.clone(), refused.clone());
+            tokio::spawn(async move {
+                let result = introspection.verify(&format!("guess-{n}"), RESOURCE).await;
+                if matches!(result, Err(AuthError::Unavailable(_))) {
+                    refused.fetch_add(1, Ordering::SeqCst);
+                }
+                result
+            })
+        })
+        .collect();
+    // Every check is either at the endpoint (held there) or has been turned away.
+    let settled = tokio::time::timeout(Duration::from_secs(20), async {
+        while in_flight.load(Ordering::SeqCst) + refused.load(Ordering::SeqCst) < 40 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let (held, turned_away) = (in_flight.load(Ordering::SeqCst), refused.load(Ordering::SeqCst));
+    gate.add_permits(1000);
+    assert!(settled.is_ok(), "{held} at the endpoint, {turned_away} turned away");
+    assert_eq!((held, turned_away), (32, 8), "at most 32 introspection requests at once");
+    let mut busy = 0;
+    for check in checks {
+        match check.await.unwrap() {
+            Err(AuthError::Invalid(reason)) => assert!(reason.contains("not active"), "{reason}"),
+            Err(AuthError::Unavailable(reason)) => {
+                assert!(reason.contains("too many"), "{reason}");
+                busy += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((busy, most.load(Ordering::SeqCst)), (8, 32));
+}
+
+#[tokio::test]
+async fn the_introspection_bounds_are_configurable() {
+    // Remembering refusals: off, or only the most recent ones.
+    let (endpoint, calls) = introspection_endpoint(HashMap::new()).await;
+    let forgetful = Introspection::new(&endpoint, "rs", "secret").unwrap().negative_cache(Duration::ZERO, 10);
+    for _ in 0..3 {
+        assert!(matches!(forgetful.verify("guess", RESOURCE).await, Err(AuthError::Invalid(_))));
+    }
+    assert_eq!(calls.swap(0, Ordering::SeqCst), 3);
+    let small =
+        Introspection::new(&endpoint, "rs", "secret").unwrap().negative_cache(Duration::from_secs(60), 2);
+    for token in ["a", "b", "c", "c", "b", "a"] {
+        assert!(matches!(small.verify(token, RESOURCE).await, Err(AuthError::Invalid(_))));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "a, b, c, then a again (the oldest, forgotten)");
+
+    // One request at a time, and no waiting for it.
+    let held = held_endpoint().await;
+    let single = Arc::new(
+        Introspection::new(&held.url, "rs", "secret").unwrap().max_concurrent_requests(1, Duration::ZERO),
+    );
+    let first = tokio::spawn({
+        let single = single.clone();
+        async move { single.verify("first", RESOURCE).await }
+    });
+    let at_the_endpoint = tokio::time::timeout(Duration::from_secs(20), async {
+        while held.in_flight.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    at_the_endpoint.await.expect("the first check reaches the endpoint");
+    match single.verify("second", RESOURCE).await {
+        Err(AuthError::Unavailable(why)) => assert!(why.contains("too many"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    held.gate.add_permits(10);
+    assert!(matches!(first.await.unwrap(), Err(AuthError::Invalid(_))));
+    assert!(matches!(single.verify("second", RESOURCE).await, Err(AuthError::Invalid(_))));
+    assert_eq!(held.most.load(Ordering::SeqCst), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,6 +518,14 @@ async fn whoami(auth: Auth) -> String {
         Some(info) => format!("{} {:?}", info.principal().unwrap_or("?"), info.scopes),
         None => "anonymous".into(),
     }
+}
+
+/// What a handler sees of its HTTP request: whether it has an Authorization header, and the
+/// request's facts as `Debug` prints them.
+#[tool]
+async fn request_facts(ctx: Context) -> String {
+    let http = ctx.http().expect("called over HTTP");
+    format!("authorization header: {}; {http:?}", http.headers.contains_key(header::AUTHORIZATION))
 }
 
 fn protected_server() -> Server {
@@ -542,25 +729,30 @@ async fn a_session_belongs_to_the_caller_who_opened_it() {
     assert_eq!(send(&app, post(&ping, None, Some(&session))).await.0, StatusCode::UNAUTHORIZED);
 }
 
+/// A stateless (2026-07-28) `tools/call` of `name`, with `token` as its bearer token.
+fn stateless_call(token: Option<&str>, name: &str, arguments: Value) -> Request<Body> {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments, "_meta": meta}});
+    let mut request = Request::post("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name);
+    if let Some(token) = token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    request.body(Body::from(body.to_string())).unwrap()
+}
+
 #[tokio::test]
 async fn stateless_requests_are_authorized_the_same_way() {
     let issuer = issuer(&["ed-1"]).await;
     let app = protected_server().http_router(HttpOptions::new().authorization(authorization(&issuer)));
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
     let request = |token: Option<&str>, name: &str| {
         let arguments = if name == "write_note" { json!({"text": "x"}) } else { json!({}) };
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments, "_meta": meta}});
-        let mut request = Request::post("/mcp")
-            .header(header::HOST, "localhost")
-            .header(header::ACCEPT, "application/json, text/event-stream")
-            .header(header::CONTENT_TYPE, "application/json")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", name);
-        if let Some(token) = token {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        request.body(Body::from(body.to_string())).unwrap()
+        stateless_call(token, name, arguments)
     };
     assert_eq!(send(&app, request(None, "read_notes")).await.0, StatusCode::UNAUTHORIZED);
     let reader = token(&issuer.url, "ed-1", json!({}));
@@ -608,6 +800,90 @@ async fn deferred_search_shows_only_the_tools_a_caller_may_call() {
     let (status, challenge, _, _) = send(&app, post(&body, Some(STATIC), Some(&session))).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(challenge.unwrap().contains(r#"scope="notes:write""#));
+}
+
+#[tokio::test]
+async fn a_forged_kid_is_neither_echoed_in_full_nor_a_line_of_its_own() {
+    let issuer = issuer(&["rsa-1"]).await;
+    let app = protected_server().http_router(HttpOptions::new().authorization(authorization(&issuer)));
+    let kid = format!("k\nFORGED line{}", "x".repeat(10_000));
+    let header = b64(&json!({"alg": "RS256", "typ": "at+jwt", "kid": kid}));
+    let payload = b64(&json!({"iss": issuer.url, "aud": RESOURCE, "sub": "x", "exp": now() + 600}));
+    let forged = format!("{header}.{payload}.c2lnbmF0dXJl");
+    let response = app.clone().oneshot(post(&initialize(), Some(&forged), None)).await.unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let challenge = response.headers()[header::WWW_AUTHENTICATE].to_str().unwrap().to_owned();
+    assert!(challenge.len() < 1024, "a {}-byte challenge", challenge.len());
+    assert!(challenge.contains("unknown key"), "{challenge}");
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    assert!(bytes.len() < 1024, "a {}-byte answer", bytes.len());
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(!message.contains('\n'), "{message:?}");
+    assert!(message.contains(r"unknown key (k\nFORGED line"), "{message}");
+}
+
+#[tokio::test]
+async fn handlers_never_see_the_bearer_token() {
+    let issuer = issuer(&["rsa-1"]).await;
+    let app = protected_server().http_router(HttpOptions::new().authorization(authorization(&issuer)));
+    let reader = token(&issuer.url, "rsa-1", json!({}));
+    let session = open_session(&app, &reader).await;
+    let (status, _, body, _) =
+        send(&app, post(&call(1, "request_facts", json!({})), Some(&reader), Some(&session))).await;
+    let text = body["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(text.starts_with("authorization header: false;"), "{text}");
+    assert!(!text.contains(&reader), "{text}");
+    assert!(text.contains("user-1"), "the verified identity is there: {text}");
+    let (status, _, body, _) = send(&app, stateless_call(Some(&reader), "request_facts", json!({}))).await;
+    let text = body["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(text.starts_with("authorization header: false;"), "{text}");
+    assert!(!text.contains(&reader), "{text}");
+}
+
+#[tokio::test]
+async fn http_parts_debug_redacts_credentials() {
+    // Without authorization nothing is verified or removed: Debug must not show them anyway.
+    let app = protected_server().http_router(HttpOptions::new());
+    let mut request = stateless_call(Some("s3cret-bearer-token"), "request_facts", json!({}));
+    let headers = request.headers_mut();
+    headers.insert(header::PROXY_AUTHORIZATION, "Basic cHJveHktc2VjcmV0".parse().unwrap());
+    headers.insert(header::COOKIE, "sid=c00kie-secret".parse().unwrap());
+    headers.insert("x-tenant", "acme".parse().unwrap());
+    let (status, _, body, _) = send(&app, request).await;
+    let text = body["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(text.starts_with("authorization header: true;"), "{text}");
+    for secret in ["s3cret-bearer-token", "cHJveHktc2VjcmV0", "c00kie-secret"] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    for shown in ["authorization", "proxy-authorization", "cookie", "acme"] {
+        assert!(text.contains(shown), "{shown} not in {text}");
+    }
+}
+
+#[tokio::test]
+async fn other_authorization_schemes_get_the_plain_challenge() {
+    let issuer = issuer(&["rsa-1"]).await;
+    let app = protected_server().http_router(HttpOptions::new().authorization(authorization(&issuer)));
+    let plain = r#"Bearer resource_metadata="http://localhost/.well-known/oauth-protected-resource/mcp", scope="notes:read""#;
+    for credentials in ["Basic dXNlcjpwYXNzd29yZA==", "Digest username=\"u\", realm=\"r\"", "ApiKey"] {
+        let mut request = post(&initialize(), None, None);
+        request.headers_mut().insert(header::AUTHORIZATION, credentials.parse().unwrap());
+        let (status, challenge, body, _) = send(&app, request).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{credentials}: {body}");
+        assert_eq!(challenge.as_deref(), Some(plain), "{credentials}");
+    }
+    // A Bearer header that is not `Bearer <token>` is a malformed request (RFC 6750 §3.1).
+    for malformed in ["Bearer", "Bearer a b", "bearer  abc"] {
+        let mut request = post(&initialize(), None, None);
+        request.headers_mut().insert(header::AUTHORIZATION, malformed.parse().unwrap());
+        let (status, challenge, _, _) = send(&app, request).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{malformed}");
+        assert!(challenge.unwrap().starts_with(r#"Bearer error="invalid_request""#), "{malformed}");
+    }
 }
 
 #[tokio::test]

@@ -34,6 +34,7 @@ USAGE:
       --auth-issuer URL      JWTs of this issuer (keys found through its metadata), or
       --auth-token-file F    static tokens, one a line: TOKEN SUBJECT [SCOPE ...]
       --auth-scopes A,B    scopes every request needs (feature `auth`)
+      --auth-allow-jwt-typ also accept the issuer's JWTs typed JWT or untyped, not at+jwt
   {bin} dev
       the development loop, run by the MCP host as `cargo run -- dev`: serves stdio through a
       child server, rebuilds when the package's sources change and swaps the new server in
@@ -292,6 +293,7 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
                 };
                 *slot = Some((*value).to_owned());
             }
+            "--auth-allow-jwt-typ" => auth.allow_jwt_typ = true,
             "--stateless" => options = options.stateless(true),
             "--sse" => options = options.always_sse(true),
             "--resumable" => options = options.resumable(std::time::Duration::from_secs(1)),
@@ -359,6 +361,7 @@ struct AuthFlags {
     issuer: Option<String>,
     token_file: Option<String>,
     scopes: Option<String>,
+    allow_jwt_typ: bool,
 }
 
 #[cfg(feature = "http")]
@@ -370,7 +373,8 @@ impl AuthFlags {
         let any = self.audience.is_some()
             || self.issuer.is_some()
             || self.token_file.is_some()
-            || self.scopes.is_some();
+            || self.scopes.is_some()
+            || self.allow_jwt_typ;
         if !any {
             return Ok(options);
         }
@@ -381,12 +385,15 @@ impl AuthFlags {
         }
         #[cfg(feature = "auth")]
         {
-            use crate::auth::{Authorization, StaticTokens};
+            use crate::auth::{Authorization, JwtVerifier, StaticTokens};
             let Some(audience) = &self.audience else {
                 return Err("--auth-audience URL is required with the other --auth-* options: the server's canonical URI, which tokens must be issued for".to_owned());
             };
             let authorization = match (&self.issuer, &self.token_file) {
-                (Some(issuer), None) => Authorization::jwt(issuer, audience),
+                (Some(issuer), None) => JwtVerifier::new(issuer)
+                    .map(|jwt| if self.allow_jwt_typ { jwt.allow_jwt_typ() } else { jwt })
+                    .and_then(|jwt| Authorization::new(audience, jwt))
+                    .map(|authorization| authorization.authorization_server(issuer)),
                 (None, Some(file)) => StaticTokens::from_file(std::path::Path::new(file))
                     .and_then(|tokens| Authorization::new(audience, tokens)),
                 (Some(_), Some(_)) => {

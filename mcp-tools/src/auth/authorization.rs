@@ -8,7 +8,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::jwt::JwtVerifier;
-use super::token::{AuthConfigError, AuthError, TokenVerifier, canonical_resource, split_resource};
+use super::token::{
+    AuthConfigError, AuthError, QUOTE_LIMIT, REASON_LIMIT, TokenVerifier, canonical_resource, split_resource,
+    untrusted,
+};
 use crate::context::auth::AuthInfo;
 
 /// How the HTTP endpoint authorizes requests: this resource's canonical URI, the authorization
@@ -147,7 +150,9 @@ impl Authorization {
     /// Checks a request's `Authorization` header value (`None`: there was none): the caller's
     /// identity, with the scopes its granted ones imply, or the challenge to answer with.
     pub(crate) async fn authenticate(&self, header: Option<&str>) -> Result<AuthInfo, Challenge> {
-        let Some(header) = header else {
+        // Credentials of another scheme (Basic…) are no bearer token at all: the plain challenge,
+        // without an error code (RFC 6750 §3.1), tells the client which scheme to use.
+        let Some(header) = header.filter(|h| is_bearer(h)) else {
             return Err(self.challenge(ChallengeKind::Missing));
         };
         let Some(token) = bearer_token(header) else {
@@ -155,18 +160,23 @@ impl Authorization {
         };
         let mut info = match self.verifier.verify(token, &self.resource).await {
             Ok(info) => info,
+            // A reason may quote what the caller sent (any verifier's, not only ours): it is
+            // logged and answered escaped and cut.
             Err(AuthError::Invalid(why)) => {
+                let why = untrusted(&why, REASON_LIMIT);
                 tracing::info!(reason = %why, "refused a request: invalid access token");
                 return Err(self.challenge(ChallengeKind::Invalid(why)));
             }
             Err(AuthError::Unavailable(why)) => {
+                let why = untrusted(&why, REASON_LIMIT);
                 tracing::warn!(reason = %why, "cannot verify access tokens");
                 return Err(self.challenge(ChallengeKind::Unavailable(why)));
             }
         };
         self.expand(&mut info.scopes);
         if !info.has_scopes(&self.required_scopes) {
-            tracing::info!(principal = ?info.principal(), "refused a request: the token lacks the server's required scopes");
+            let principal = untrusted(info.principal().unwrap_or("?"), QUOTE_LIMIT);
+            tracing::info!(%principal, "refused a request: the token lacks the server's required scopes");
             return Err(self.insufficient_scope(&self.required_scopes));
         }
         Ok(info)
@@ -268,6 +278,13 @@ pub(crate) struct Challenge {
     pub message: String,
 }
 
+/// Whether an `Authorization` header value is of the `Bearer` scheme (in any case), well
+/// formed or not.
+fn is_bearer(header: &str) -> bool {
+    let scheme = header.split_once(' ').map_or(header, |(scheme, _)| scheme);
+    scheme.eq_ignore_ascii_case("bearer")
+}
+
 /// The token of an `Authorization: Bearer <token>` header value (RFC 6750 §2.1: the scheme in
 /// any case, one space, a token68).
 fn bearer_token(header: &str) -> Option<&str> {
@@ -317,6 +334,12 @@ mod tests {
         for bad in ["Basic abc", "Bearer", "Bearer ", "Bearer a b", "Bearer  abc", "Bearer ab\"c", "abc"] {
             assert_eq!(bearer_token(bad), None, "{bad}");
         }
+        for bearer in ["Bearer", "bearer abc", "BEARER  a b"] {
+            assert!(is_bearer(bearer), "{bearer}");
+        }
+        for other in ["Basic abc", "Bearerish abc", "", "Digest username=\"u\""] {
+            assert!(!is_bearer(other), "{other}");
+        }
     }
 
     #[test]
@@ -361,5 +384,51 @@ mod tests {
         assert_eq!(metadata["resource"], "https://mcp.example.com/mcp");
         assert_eq!(metadata["authorization_servers"], json!(["https://login.example.com"]));
         assert_eq!(metadata["scopes_supported"], json!(["notes:read"]));
+    }
+
+    /// A log that keeps what the fmt layer writes.
+    #[derive(Clone, Default)]
+    struct Log(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Log {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_token_is_one_log_line_whatever_it_carries() {
+        use base64::Engine as _;
+        // An issuer's key set (the public key of tests/data/auth/ec-1).
+        let jwks = json!({"keys": [{"kty": "EC", "kid": "ec-1", "use": "sig", "alg": "ES256", "crv": "P-256",
+            "x": "sT9-SX7XlY4txBcMcmh4Wi5JzzvpefxE6bQzbeBBUUw", "y": "4i32xeW8JN5-TuqBWwjO3BWSAWvMBYzmlIzNy70bgaE"}]});
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let app =
+            axum::Router::new().route("/jwks", axum::routing::get(move || async move { jwks.to_string() }));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let verifier = JwtVerifier::new(&issuer).unwrap().jwks_uri(&format!("{issuer}/jwks")).unwrap();
+        let auth = Authorization::new("http://localhost/mcp", verifier).unwrap();
+
+        let log = Log::default();
+        let writer = log.clone();
+        let subscriber =
+            tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _logging = tracing::subscriber::set_default(subscriber);
+        let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let kid = format!("k\nFORGED line{}", "x".repeat(10_000));
+        let header = b64(json!({"alg": "ES256", "typ": "at+jwt", "kid": kid}));
+        let payload = b64(json!({"iss": issuer, "aud": "http://localhost/mcp", "exp": 4_000_000_000u64}));
+        let refused = auth.authenticate(Some(&format!("Bearer {header}.{payload}.c2ln"))).await.unwrap_err();
+        assert_eq!(refused.status, 401);
+
+        let log = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(log.lines().count(), 1, "{log}");
+        assert!(log.contains("refused a request") && log.contains(r"unknown key (k\nFORGED line"), "{log}");
+        assert!(log.len() < 1024, "a {}-byte log line", log.len());
     }
 }

@@ -12,7 +12,10 @@ use serde_json::{Map, Value};
 use tokio::sync::Mutex as AsyncMutex;
 
 use super::fetch;
-use super::token::{AuthConfigError, AuthError, TokenVerifier, audience_matches, identity_of};
+use super::token::{
+    AuthConfigError, AuthError, QUOTE_LIMIT, REASON_LIMIT, TokenVerifier, audience_matches, identity_of,
+    untrusted,
+};
 use crate::context::auth::AuthInfo;
 
 /// The signature algorithms accepted: asymmetric ones only (a key set publishes public keys;
@@ -29,11 +32,13 @@ const ALGORITHMS: &[Algorithm] = &[
     Algorithm::EdDSA,
 ];
 
-/// Verifies JWT access tokens: the signature with the issuer's published keys (RS256/384/512,
-/// PS256/384/512, ES256/384, EdDSA; never `none` or HMAC), `exp` and `nbf` with a small leeway
-/// for clock skew (60 s by default), `iss` equal to the issuer, and `aud` naming this resource
-/// (RFC 8707). Scopes come from `scope` (or `scp`), the subject from `sub`, the client from
-/// `client_id` (or `azp`).
+/// Verifies JWT access tokens: the header's `typ` saying it is one (`at+jwt`, RFC 9068 §4: not
+/// an ID token or another JWT of the issuer; [`allow_jwt_typ`](Self::allow_jwt_typ) for
+/// issuers that type their access tokens `JWT`), the signature with the issuer's published keys
+/// (RS256/384/512, PS256/384/512, ES256/384, EdDSA; never `none` or HMAC), `exp` and `nbf` with
+/// a small leeway for clock skew (60 s by default), `iss` equal to the issuer, and `aud` naming
+/// this resource (RFC 8707). Scopes come from `scope` (or `scp`), the subject from `sub`, the
+/// client from `client_id` (or `azp`).
 ///
 /// The key set is found through the issuer's metadata (RFC 8414 `oauth-authorization-server`,
 /// then OpenID Connect `openid-configuration`, each checked to name the same issuer), fetched
@@ -45,6 +50,7 @@ pub struct JwtVerifier {
     issuer: String,
     jwks_uri: Option<String>,
     leeway: Duration,
+    allow_jwt_typ: bool,
     refresh_after: Duration,
     min_refetch: Duration,
     keys: Mutex<Keys>,
@@ -80,6 +86,7 @@ impl JwtVerifier {
             issuer: issuer.trim_end_matches('/').to_owned(),
             jwks_uri: None,
             leeway: Duration::from_secs(60),
+            allow_jwt_typ: false,
             refresh_after: Duration::from_secs(3600),
             min_refetch: Duration::from_secs(30),
             keys: Mutex::new(Keys::default()),
@@ -101,6 +108,26 @@ impl JwtVerifier {
         self
     }
 
+    /// Also accepts tokens whose header says `typ: JWT` (or `application/jwt`) or has no `typ`,
+    /// for identity providers that issue their access tokens so (Keycloak and Microsoft Entra
+    /// ID, for instance). RFC 9068 asks for `at+jwt` so that no other JWT the issuer signs (an OpenID
+    /// Connect ID token, say) passes for an access token; with this option the audience check
+    /// is what tells them apart, so do not use it when the issuer's other tokens may name this
+    /// resource as their audience. Off by default.
+    pub fn allow_jwt_typ(mut self) -> Self {
+        self.allow_jwt_typ = true;
+        self
+    }
+
+    /// Whether a token's `typ` header says it is an access token (compared as media types:
+    /// in any case, `application/` optional, RFC 7515 §4.1.9).
+    fn typ_accepted(&self, typ: Option<&str>) -> bool {
+        let Some(typ) = typ else { return self.allow_jwt_typ };
+        let typ = typ.to_ascii_lowercase();
+        let typ = typ.strip_prefix("application/").unwrap_or(&typ);
+        typ == "at+jwt" || (self.allow_jwt_typ && typ == "jwt")
+    }
+
     /// The shortest time between two fetches of the key set caused by unknown keys (default
     /// 30 s).
     pub fn min_refetch_interval(mut self, interval: Duration) -> Self {
@@ -116,14 +143,23 @@ impl JwtVerifier {
         if !ALGORITHMS.contains(&header.alg) {
             return Err(AuthError::Invalid(format!("tokens signed with {:?} are not accepted", header.alg)));
         }
+        if !self.typ_accepted(header.typ.as_deref()) {
+            return Err(AuthError::Invalid(match &header.typ {
+                Some(typ) => format!(
+                    "not an access token: its `typ` is \"{}\", not \"at+jwt\" (RFC 9068)",
+                    untrusted(typ, QUOTE_LIMIT)
+                ),
+                None => "not an access token: its header has no `typ` \"at+jwt\" (RFC 9068)".to_owned(),
+            }));
+        }
         let kid = header.kid.clone();
         let key = match self.key(&kid, false).await? {
             Some(key) => key,
             None => self.key(&kid, true).await?.ok_or_else(|| {
-                AuthError::Invalid(format!(
-                    "signed by an unknown key ({})",
-                    kid.as_deref().unwrap_or("no kid")
-                ))
+                AuthError::Invalid(match &kid {
+                    Some(kid) => format!("signed by an unknown key ({})", untrusted(kid, QUOTE_LIMIT)),
+                    None => "signed by an unknown key (no kid)".to_owned(),
+                })
             })?,
         };
         let (key, key_alg) = key;
@@ -147,7 +183,8 @@ impl JwtVerifier {
                 ErrorKind::InvalidSignature => "bad signature".to_owned(),
                 ErrorKind::MissingRequiredClaim(claim) => format!("no `{claim}` claim"),
                 ErrorKind::InvalidAlgorithm => "the token's algorithm does not match its key".to_owned(),
-                other => format!("rejected ({other:?})"),
+                // (A decoding error may quote the token's claims.)
+                other => format!("rejected ({})", untrusted(&format!("{other:?}"), QUOTE_LIMIT)),
             })
         })?;
         if !audience_matches(data.claims.get("aud"), resource) {
@@ -204,7 +241,11 @@ impl JwtVerifier {
                 keys.last_error = None;
             }
             Err(why) => {
-                tracing::warn!(issuer = %self.issuer, reason = %why, "cannot fetch the issuer's signing keys");
+                tracing::warn!(
+                    issuer = %self.issuer,
+                    reason = %untrusted(&why, REASON_LIMIT),
+                    "cannot fetch the issuer's signing keys"
+                );
                 keys.last_error = Some(why);
             }
         }
@@ -240,7 +281,11 @@ impl JwtVerifier {
                 Ok(key) => {
                     keys.insert(jwk.common.key_id.clone(), (key, alg));
                 }
-                Err(e) => tracing::debug!(kid = ?jwk.common.key_id, error = %e, "skipping an unusable key"),
+                Err(e) => tracing::debug!(
+                    kid = %untrusted(jwk.common.key_id.as_deref().unwrap_or_default(), QUOTE_LIMIT),
+                    error = %e,
+                    "skipping an unusable key"
+                ),
             }
         }
         if keys.is_empty() {
@@ -271,7 +316,8 @@ impl JwtVerifier {
                 Ok(doc) => {
                     let issuer = doc["issuer"].as_str().unwrap_or_default().trim_end_matches('/');
                     if issuer != self.issuer {
-                        problems.push(format!("{url} names the issuer {issuer:?}, not {}", self.issuer));
+                        let named = untrusted(issuer, QUOTE_LIMIT);
+                        problems.push(format!("{url} names the issuer \"{named}\", not {}", self.issuer));
                         continue;
                     }
                     match doc["jwks_uri"].as_str() {

@@ -11,7 +11,8 @@
 //! server requires, or a tool, resource or prompt declares (`#[tool(scopes = [...])]`), gets
 //! 403 `insufficient_scope` naming them (the step-up challenge). What a caller may not use it
 //! does not see listed. Handlers see the verified identity through
-//! [`Context::auth`](crate::Context::auth) or an [`Auth`](crate::Auth) parameter.
+//! [`Context::auth`](crate::Context::auth) or an [`Auth`](crate::Auth) parameter, never the
+//! token: the `Authorization` header is removed from the request once verified.
 //!
 //! ```no_run
 //! use mcp_tools::auth::Authorization;
@@ -33,7 +34,7 @@ mod fetch;
 mod introspection;
 mod jwt;
 mod static_tokens;
-mod token;
+pub(crate) mod token;
 
 pub use authorization::Authorization;
 pub use introspection::Introspection;

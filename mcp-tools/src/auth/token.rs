@@ -25,10 +25,13 @@ pub trait TokenVerifier: Send + Sync + 'static {
 pub enum AuthError {
     /// The token is not valid for this server: malformed, expired, not yet valid, signed by an
     /// unknown key, for another audience or issuer, revoked… (HTTP 401 `invalid_token`). The
-    /// text is logged and sent as `error_description`; it never contains the token.
+    /// text is logged and sent as `error_description`; it never contains the token. It is
+    /// written with control characters escaped and cut at 512 characters, but quote little of
+    /// what the caller sent (the verifiers here quote at most 64 characters of it).
     Invalid(String),
     /// The token cannot be checked now: the issuer's keys or the introspection endpoint are
-    /// unreachable (HTTP 503, the client may retry).
+    /// unreachable, or too many tokens are being checked at once (HTTP 503, the client may
+    /// retry). Logged and answered like [`Invalid`](Self::Invalid)'s text.
     Unavailable(String),
 }
 
@@ -42,6 +45,53 @@ impl fmt::Display for AuthError {
 }
 
 impl std::error::Error for AuthError {}
+
+/// The most characters of caller-controlled text (a `kid`, a `typ`, a decoding error) quoted
+/// in a reason.
+pub(crate) const QUOTE_LIMIT: usize = 64;
+
+/// The most characters of a reason (a verifier's, the issuer's) logged or answered.
+pub(crate) const REASON_LIMIT: usize = 512;
+
+/// `text`, chosen by someone untrusted (a caller, what an issuer's server sent), as it may be
+/// written to a log line or an answer: control characters, Unicode line separators and
+/// bidirectional overrides escaped (`\n`, `\u{202e}`), so that it can neither start a line of
+/// its own nor disguise one, and at most `limit` characters, cut with `...`. Backslashes are
+/// left alone: applied again, it changes nothing.
+pub(crate) fn untrusted(text: &str, limit: usize) -> String {
+    // Besides control characters: the line and paragraph separators, and the marks and
+    // overrides that reorder how text is shown.
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}'..='\u{2029}' | '\u{200e}'..='\u{200f}')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let width = |c: char| if hidden(c) { c.escape_default().len() } else { 1 };
+    let mut total = 0;
+    let fits = text.chars().all(|c| {
+        total += width(c);
+        total <= limit
+    });
+    const CUT: &str = "...";
+    let budget = if fits { limit } else { limit.saturating_sub(CUT.len()) };
+    let mut shown = String::with_capacity(text.len().min(budget));
+    let mut used = 0;
+    for c in text.chars() {
+        used += width(c);
+        if used > budget {
+            break;
+        }
+        if hidden(c) {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    if !fits {
+        shown.push_str(CUT);
+    }
+    shown
+}
 
 /// A configuration that cannot work (a resource URI that is not one, a weak static token…).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,5 +176,35 @@ pub(crate) fn audience_matches(aud: Option<&Value>, resource: &str) -> bool {
         Some(Value::String(a)) => matches(a),
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).any(matches),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_text_is_escaped_and_cut() {
+        assert_eq!(untrusted("rsa-1", QUOTE_LIMIT), "rsa-1");
+        assert_eq!(untrusted("", QUOTE_LIMIT), "");
+        assert_eq!(untrusted("clé du coffre", QUOTE_LIMIT), "clé du coffre");
+        assert_eq!(
+            untrusted("k\nFORGED\r\t\u{1b}[31m\u{7f}\u{85}\u{2028}\u{202e}\\n", QUOTE_LIMIT),
+            r"k\nFORGED\r\t\u{1b}[31m\u{7f}\u{85}\u{2028}\u{202e}\n"
+        );
+        let long = untrusted(&format!("k\nFORGED line{}", "x".repeat(10_000)), QUOTE_LIMIT);
+        assert_eq!(long.chars().count(), QUOTE_LIMIT);
+        assert!(long.starts_with(r"k\nFORGED linexx") && long.ends_with("x..."), "{long}");
+        assert!(!long.contains('\n'));
+        // An escape is never cut in half.
+        let edge = untrusted(&format!("{}\u{1b}tail", "x".repeat(58)), QUOTE_LIMIT);
+        assert_eq!(edge, format!("{}...", "x".repeat(58)));
+        // Exactly the limit is not cut.
+        let full = "y".repeat(QUOTE_LIMIT);
+        assert_eq!(untrusted(&full, QUOTE_LIMIT), full);
+        // What it wrote, it leaves as it is.
+        for shown in [&long, &edge, &full] {
+            assert_eq!(&untrusted(shown, QUOTE_LIMIT), shown);
+        }
     }
 }

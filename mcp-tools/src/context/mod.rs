@@ -43,10 +43,15 @@ impl StateMap {
 }
 
 /// The facts of one HTTP request, for tools served over Streamable HTTP.
-#[derive(Debug)]
+///
+/// Credentials are kept out of handlers' reach and out of logs: when the endpoint verifies
+/// access tokens (`HttpOptions::authorization`), the `Authorization` header is removed once the
+/// token is verified (the identity it carries is [`auth`](Self::auth)), and `Debug` never
+/// prints the values of the `Authorization`, `Proxy-Authorization` and `Cookie` headers.
 #[non_exhaustive]
 pub struct HttpParts {
-    /// The request's headers (e.g. a tenant or tracing header).
+    /// The request's headers (e.g. a tenant or tracing header), without the `Authorization`
+    /// header when the endpoint verified a token from it.
     pub headers: http::HeaderMap,
     /// The TCP peer's address, when the server knows it.
     pub peer_addr: Option<std::net::SocketAddr>,
@@ -54,6 +59,39 @@ pub struct HttpParts {
     pub session_id: Option<String>,
     /// The caller's verified identity, when the endpoint requires authorization.
     pub auth: Option<Arc<AuthInfo>>,
+}
+
+impl fmt::Debug for HttpParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// A header value `Debug` must not show: a handler's debug log is no place for secrets.
+        struct Redacted;
+        impl fmt::Debug for Redacted {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("<redacted>")
+            }
+        }
+        struct Headers<'a>(&'a http::HeaderMap);
+        impl fmt::Debug for Headers<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let secret = |name: &http::HeaderName| {
+                    [http::header::AUTHORIZATION, http::header::PROXY_AUTHORIZATION, http::header::COOKIE]
+                        .contains(name)
+                };
+                let mut map = f.debug_map();
+                for (name, value) in self.0 {
+                    let value: &dyn fmt::Debug = if secret(name) { &Redacted } else { value };
+                    map.entry(name, value);
+                }
+                map.finish()
+            }
+        }
+        f.debug_struct("HttpParts")
+            .field("headers", &Headers(&self.headers))
+            .field("peer_addr", &self.peer_addr)
+            .field("session_id", &self.session_id)
+            .field("auth", &self.auth)
+            .finish()
+    }
 }
 
 /// Everything a [`Context`] is made of (built by the session).

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use super::sessions::HttpState;
 use super::wire::rpc_error_response;
 use crate::auth::authorization::Challenge;
+use crate::auth::token::{REASON_LIMIT, untrusted};
 use crate::protocol::UNAUTHORIZED;
 
 /// Whether the endpoint requires a token.
@@ -37,6 +38,9 @@ pub(super) async fn authenticate(state: &HttpState, request: &mut Request) -> Re
     };
     match authorization.authenticate(value).await {
         Ok(info) => {
+            // The token stays here: handlers get the identity it carries, never the token
+            // itself (to log, or to pass on to another service as if they were the caller).
+            request.headers_mut().remove(header::AUTHORIZATION);
             request.extensions_mut().insert(Arc::new(info));
             Ok(())
         }
@@ -50,7 +54,8 @@ pub(super) fn step_up(state: &HttpState, answer: &[u8]) -> Option<Response> {
     let authorization = state.options.authorization.as_ref()?;
     let scopes = required_scopes(answer)?;
     let id = answer_id(answer);
-    tracing::info!(scopes = %scopes.join(" "), "a call needs more scopes: step-up challenge");
+    let named = untrusted(&scopes.join(" "), REASON_LIMIT);
+    tracing::info!(scopes = %named, "a call needs more scopes: step-up challenge");
     Some(challenge_response(&authorization.insufficient_scope(&scopes), id))
 }
 
