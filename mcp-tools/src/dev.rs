@@ -13,20 +13,44 @@
 //! * a build that fails is reported to the host as an `error` log message and on stderr; the
 //!   old server keeps serving.
 //!
-//! Sources are watched by polling their modification times twice a second (a crate's sources
-//! are a few hundred files at most: microseconds of work, and no platform-specific watcher).
+//! The proxy keeps the server's [`Limits`](crate::Limits), as the stdio transport does:
+//!
+//! * a line longer than `max_message_bytes`, either way, is never held whole (the stdio
+//!   transport's own bounded reading): one from the host is answered with a -32600 error (id
+//!   `null`) and discarded; one from a server is dropped and reported to the host as an `error`
+//!   log message and on stderr (a request it answered gets no answer);
+//! * what waits for the host is the stdio transport's queue (`max_queued_bytes`): while it is
+//!   full, neither the host nor the servers are read (the servers' own backpressure takes it
+//!   from there), logs and `list_changed` that do not fit are dropped, and a host that makes no
+//!   room for `write_timeout` is disconnected: `dev` ends, with a failure;
+//! * the other queues hold a few messages each (`max_queued_bytes / max_message_bytes`, at least
+//!   one): the servers' lines waiting for the proxy, the host's waiting for a server (the host
+//!   is not read while the current server's is full).
+//!
+//! Sources are watched by polling their modification times twice a second, off the serving
+//! path (a blocking task; the first walk too, so that `initialize` is answered at once). A walk
+//! enters no symbolic link to a folder, counts a link to a file only when the file is inside
+//! the package, and stops at [`MAX_WALK_ENTRIES`] entries and [`MAX_WALK_DEPTH`] folders deep
+//! (a crate's sources are a few hundred files: microseconds of work, and no platform-specific
+//! watcher).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
+use crate::context::peer::Outbound;
+use crate::protocol::INVALID_REQUEST;
+use crate::protocol::jsonrpc::{ErrorObject, RawMessage, encode_error};
 use crate::server::Server;
+use crate::transport::stdio::{Frame, read_line, write_loop};
 
 /// How the running binary was built, to build it again.
 struct Build {
@@ -35,18 +59,34 @@ struct Build {
     args: Vec<String>,
     exe: PathBuf,
     /// What is watched: the package's sources.
-    watched: Vec<PathBuf>,
+    watch: Arc<Watch>,
 }
 
 /// Ids of the proxy's own requests to a server start with this.
 const OWN: &str = "mcp-tools-dev:";
 
+/// The proxy's own messages to one server: the replayed `initialize` and `initialized`, and
+/// the three catalog requests.
+const OWN_MESSAGES: usize = 8;
+
+/// One line read: its bytes, or the length of a line over the message limit (discarded as it
+/// was read).
+type Line = Result<Vec<u8>, usize>;
+
 /// One server process.
 struct Server_ {
     generation: u64,
     process: Child,
-    /// `None` once retired.
-    stdin: Option<ChildStdin>,
+    /// `None` once retired: the server's stdin is closed once what is queued is written.
+    input: Option<Input>,
+}
+
+/// A server's input, written by a task of its own (the proxy's messages first).
+struct Input {
+    /// The host's messages: a few at most (the host is not read while it is full).
+    host: mpsc::Sender<Vec<u8>>,
+    /// The proxy's own: [`OWN_MESSAGES`] at most.
+    own: mpsc::Sender<Vec<u8>>,
 }
 
 /// What the proxy knows of the session.
@@ -80,19 +120,20 @@ pub(crate) async fn run(server: &Server) -> ExitCode {
         build.cargo,
         build.args.join(" ")
     );
-    let (to_host, mut for_host) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        while let Some(line) = for_host.recv().await {
-            if stdout.write_all(&line).await.is_err() || stdout.write_all(b"\n").await.is_err() {
-                break;
-            }
-            let _ = stdout.flush().await;
-        }
-    });
-    let (from_servers, mut server_lines) = mpsc::unbounded_channel::<(u64, Vec<u8>)>();
+    let limits = &server.shared.limits;
+    let max = limits.max_message_bytes;
+    // Each of the queues between the host and the servers holds about `max_queued_bytes`.
+    let capacity = (limits.max_queued_bytes / max.max(1)).max(1);
+    // What goes to the host: the stdio transport's queue and writer.
+    let (to_host, queue) = server.shared.outbound();
+    let close = CancellationToken::new();
+    let mut writer = tokio::spawn(write_loop(tokio::io::stdout(), queue, close.clone(), || false));
+    // The host's lines, read by a task (a read is not cut short by the other events).
+    let (host_lines, mut host) = mpsc::channel::<Line>(1);
+    tokio::spawn(read_lines(tokio::io::stdin(), max, host_lines, |line| line));
+    let (from_servers, mut server_lines) = mpsc::channel::<(u64, Line)>(capacity);
     let mut generation = 1;
-    let mut current = match spawn(&build.exe, generation, &from_servers) {
+    let mut current = match spawn(&build.exe, generation, &from_servers, max, capacity) {
         Ok(child) => child,
         Err(e) => {
             eprintln!("error: dev: cannot start {}: {e}", build.exe.display());
@@ -101,32 +142,60 @@ pub(crate) async fn run(server: &Server) -> ExitCode {
     };
     let mut retiring: Vec<Server_> = Vec::new();
     let mut session = Session::default();
-    let mut host = BufReader::new(tokio::io::stdin());
-    let mut line = Vec::new();
-    let mut fingerprint = build.fingerprint();
+    // The first walk of the sources runs beside the serving, like every later one.
+    let mut walking = Some(walk_in_background(&build.watch));
+    let mut fingerprint: Option<Fingerprint> = None;
+    let mut warned_truncated = false;
     let mut changed_at: Option<SystemTime> = None;
     let mut building: Option<tokio::task::JoinHandle<Result<(), String>>> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(500));
-    loop {
+    let code = loop {
+        // Backpressure, as in the stdio transport: while the host's queue is full, neither the
+        // host nor the servers are read; a host that makes no room within the write timeout
+        // (or has closed its end) is disconnected.
+        if !to_host.ready().await {
+            eprintln!(
+                "dev: the host has not read its messages for {:?} (or closed its end): disconnecting it",
+                limits.write_timeout
+            );
+            break ExitCode::FAILURE;
+        }
         tokio::select! {
-            read = host.read_until(b'\n', &mut line) => {
-                match read {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let message = std::mem::take(&mut line);
-                        from_host(&message, &mut session, &mut current).await;
+            read = async {
+                // Room in the current server's input first: the host is not read while it is full.
+                let room = match &current.input {
+                    Some(input) => input.host.clone().reserve_owned().await.ok(),
+                    None => None,
+                };
+                host.recv().await.map(|line| (line, room))
+            } => match read {
+                None => break ExitCode::SUCCESS, // the host went away
+                Some((Err(length), _)) => to_host.send(oversized(length, max)),
+                Some((Ok(line), room)) => {
+                    if line.trim_ascii().is_empty() {
+                        continue;
+                    }
+                    let Some(message) = from_host(line, &mut session, current.generation) else { continue };
+                    match room {
+                        Some(room) => drop(room.send(message)),
+                        None => tracing::warn!(generation = current.generation, "the server's stdin is closed: a message of the host's was dropped"),
                     }
                 }
-            }
-            Some((from, message)) = server_lines.recv() => {
-                from_server(from, &message, &mut session, &mut current, &to_host).await;
-            }
+            },
+            Some((from, line)) = server_lines.recv() => match line {
+                Ok(message) => from_server(from, message, &mut session, &current, &to_host),
+                Err(length) => {
+                    let text = format!(
+                        "server {from} sent a message of {length} bytes, over the limit of {max} bytes (`Limits::max_message_bytes`): it was dropped, and a request it answered gets no answer"
+                    );
+                    eprintln!("dev: {text}");
+                    log(&to_host, &session, "error", &text);
+                }
+            },
             _ = tick.tick() => {
                 retiring.retain_mut(|s| s.process.try_wait().map_or(true, |status| status.is_none()));
-                let now = build.fingerprint();
-                if now != fingerprint {
-                    fingerprint = now;
-                    changed_at = Some(SystemTime::now());
+                if walking.is_none() {
+                    walking = Some(walk_in_background(&build.watch));
                 }
                 // A change settled (no further one for a tick) and no build running: build.
                 let settled = changed_at.is_some_and(|at| at.elapsed().unwrap_or_default() >= Duration::from_millis(400));
@@ -135,6 +204,20 @@ pub(crate) async fn run(server: &Server) -> ExitCode {
                     log(&to_host, &session, "info", "sources changed: rebuilding");
                     building = Some(tokio::spawn(build.run()));
                 }
+            }
+            Some(walked) = async { match &mut walking { Some(task) => Some(task.await), None => None } } => {
+                walking = None;
+                let Ok(now) = walked else { continue }; // a walk that panicked: the next one
+                if now.truncated && !warned_truncated {
+                    warned_truncated = true;
+                    eprintln!(
+                        "dev: the sources have more than {MAX_WALK_ENTRIES} entries or {MAX_WALK_DEPTH} levels of folders: changes beyond those are not seen"
+                    );
+                }
+                if fingerprint.is_some_and(|before| before != now) {
+                    changed_at = Some(SystemTime::now());
+                }
+                fingerprint = Some(now);
             }
             Some(built) = async { match &mut building { Some(task) => Some(task.await), None => None } } => {
                 building = None;
@@ -146,16 +229,16 @@ pub(crate) async fn run(server: &Server) -> ExitCode {
                     }
                     Ok(()) => {
                         generation += 1;
-                        match spawn(&build.exe, generation, &from_servers) {
+                        match spawn(&build.exe, generation, &from_servers, max, capacity) {
                             Err(e) => eprintln!("dev: cannot start the new server: {e}"),
-                            Ok(mut next) => {
+                            Ok(next) => {
                                 if let Some(initialize) = &session.initialize {
                                     // The host's handshake, replayed: its answer stays here.
                                     let mut replay = initialize.clone();
                                     replay["id"] = json!(format!("{OWN}initialize:{generation}"));
-                                    send(&mut next, &replay).await;
+                                    send_own(&next, &replay);
                                     if session.initialized {
-                                        send(&mut next, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+                                        send_own(&next, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
                                     }
                                 }
                                 let old = std::mem::replace(&mut current, next);
@@ -167,59 +250,99 @@ pub(crate) async fn run(server: &Server) -> ExitCode {
                 }
             }
         }
-    }
-    // The host went away: every server finishes and exits.
+    };
+    // The host went away, or was disconnected: every server finishes its calls and exits. What
+    // they still write is read and dropped (a server blocked on its output would not exit).
+    drop(host);
+    drop(from_servers);
+    let discard = tokio::spawn(async move { while server_lines.recv().await.is_some() {} });
     let mut all = retiring;
     all.push(retire(current));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     for mut server in all {
-        let _ = tokio::time::timeout(Duration::from_secs(10), server.process.wait()).await;
+        let _ = tokio::time::timeout_at(deadline, server.process.wait()).await;
         let _ = server.process.start_kill();
     }
+    discard.abort();
+    // The writer flushes what is queued, unless the host has stopped reading.
+    close.cancel();
     drop(to_host);
-    let _ = writer.await;
-    ExitCode::SUCCESS
+    if tokio::time::timeout(limits.write_timeout, &mut writer).await.is_err() {
+        writer.abort();
+    }
+    code
+}
+
+/// The answer to a line over the message limit (the stdio transport's).
+fn oversized(length: usize, max: usize) -> Vec<u8> {
+    let message =
+        format!("message of {length} bytes exceeds this server's limit of {max} bytes; it was discarded");
+    encode_error(None, &ErrorObject::new(INVALID_REQUEST, message))
+}
+
+/// Reads `input`'s lines into `lines` (each through `wrap`) until it ends or nobody takes them.
+/// A line over `max` bytes is consumed as it comes and reported with its length, never held
+/// whole (the stdio transport's reading); while `lines` is full, `input` is not read.
+async fn read_lines<R: AsyncRead + Unpin, T>(
+    input: R,
+    max: usize,
+    lines: mpsc::Sender<T>,
+    wrap: impl Fn(Line) -> T,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, input);
+    loop {
+        let mut line = Vec::new();
+        let read = match read_line(&mut reader, &mut line, max).await {
+            Ok(Frame::End) | Err(_) => return,
+            Ok(Frame::TooLong(length)) => Err(length),
+            Ok(Frame::Line) => Ok(line),
+        };
+        if lines.send(wrap(read)).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// A message from the host: remembered when it is the handshake, routed back to the server
-/// that asked when it answers a server's request, else passed to the current server.
-async fn from_host(message: &[u8], session: &mut Session, current: &mut Server_) {
-    let Ok(mut value) = serde_json::from_slice::<Value>(message) else {
-        return pass(current, message).await; // the server answers what it is not
+/// that asked when it answers a server's request, else passed to the current server. What goes
+/// to the current server, if anything. Only the envelope is decoded: the rest stays text.
+fn from_host(message: Vec<u8>, session: &mut Session, current: u64) -> Option<Vec<u8>> {
+    let Ok(envelope) = serde_json::from_slice::<RawMessage>(&message) else {
+        return Some(message); // the server answers what it is not
     };
-    match (value.get("method").and_then(Value::as_str), value.get("id")) {
-        (Some("initialize"), Some(_)) => session.initialize = Some(value.clone()),
+    match (envelope.method.as_deref(), envelope.id) {
+        (Some("initialize"), Some(_)) => session.initialize = serde_json::from_slice(&message).ok(),
         (Some("notifications/initialized"), None) => session.initialized = true,
-        (None, Some(Value::String(id))) if session.asked.contains_key(id) => {
-            let (generation, original) = session.asked.remove(id).expect("present");
-            value["id"] = original;
-            if generation == current.generation {
-                return send(current, &value).await;
+        (None, Some(id)) => {
+            if let Ok(id) = serde_json::from_str::<String>(id.get())
+                && let Some((generation, original)) = session.asked.remove(&id)
+            {
+                if generation != current {
+                    // The server that asked was replaced; it still runs until its calls finish,
+                    // but its stdin is closed: the answer cannot reach it.
+                    tracing::debug!(generation, "an answer to a retired server's request was dropped");
+                    return None;
+                }
+                let mut value: Value = serde_json::from_slice(&message).ok()?;
+                value["id"] = original;
+                return Some(serde_json::to_vec(&value).expect("JSON"));
             }
-            // The server that asked was replaced; it still runs until its calls finish, but
-            // its stdin is closed: the answer cannot reach it.
-            return tracing::debug!(generation, "an answer to a retired server's request was dropped");
         }
         _ => {}
     }
-    pass(current, message).await;
+    Some(message)
 }
 
 /// A message from server `from`: the proxy's own answers are kept; the server's requests get
 /// an id of the proxy's; the rest goes to the host.
-async fn from_server(
-    from: u64,
-    message: &[u8],
-    session: &mut Session,
-    current: &mut Server_,
-    to_host: &mpsc::UnboundedSender<Vec<u8>>,
-) {
-    let Ok(mut value) = serde_json::from_slice::<Value>(message) else {
-        let _ = to_host.send(message.to_vec());
+fn from_server(from: u64, message: Vec<u8>, session: &mut Session, current: &Server_, to_host: &Outbound) {
+    let Ok(mut value) = serde_json::from_slice::<Value>(&message) else {
+        to_host.send(message);
         return;
     };
     let own = value.get("id").and_then(Value::as_str).and_then(|id| id.strip_prefix(OWN)).map(str::to_owned);
     if let Some(own) = own {
-        return own_answer(from, &own, &value, session, current, to_host).await;
+        return own_answer(from, &own, &value, session, current, to_host);
     }
     // The host's `initialized` notification may come before the first server's catalog is
     // known: take it once the handshake is through.
@@ -235,34 +358,36 @@ async fn from_server(
         session.asked.insert(proxy_id.clone(), (from, id));
         value["id"] = json!(proxy_id);
         tracing::debug!(method, "a server request, forwarded with the proxy's id");
+        to_host.send(serde_json::to_vec(&value).expect("JSON"));
+    } else {
+        to_host.send(message);
     }
-    let _ = to_host.send(serde_json::to_vec(&value).expect("JSON"));
     if answered_initialize {
-        collect_catalog(current, session).await;
+        collect_catalog(current, session);
     }
 }
 
 /// Asks a server for its catalog (first pages).
-async fn collect_catalog(server: &mut Server_, session: &mut Session) {
+fn collect_catalog(server: &Server_, session: &mut Session) {
     session.collecting.insert(server.generation, [None, None, None]);
     for (i, method) in ["tools/list", "resources/list", "prompts/list"].iter().enumerate() {
         let id = format!("{OWN}list:{}:{i}", server.generation);
-        send(server, &json!({"jsonrpc": "2.0", "id": id, "method": method})).await;
+        send_own(server, &json!({"jsonrpc": "2.0", "id": id, "method": method}));
     }
 }
 
 /// The answer to one of the proxy's own requests.
-async fn own_answer(
+fn own_answer(
     from: u64,
     own: &str,
     value: &Value,
     session: &mut Session,
-    current: &mut Server_,
-    to_host: &mpsc::UnboundedSender<Vec<u8>>,
+    current: &Server_,
+    to_host: &Outbound,
 ) {
     if own.starts_with("initialize:") {
         if from == current.generation {
-            collect_catalog(current, session).await;
+            collect_catalog(current, session);
         }
         return;
     }
@@ -285,39 +410,39 @@ async fn own_answer(
             if previous[i] != catalog[i] {
                 let notification =
                     json!({"jsonrpc": "2.0", "method": format!("notifications/{kind}/list_changed")});
-                let _ = to_host.send(serde_json::to_vec(&notification).expect("JSON"));
+                to_host.notify(serde_json::to_vec(&notification).expect("JSON"));
             }
         }
     }
     session.catalog = Some(catalog);
 }
 
-/// Logs to the host (an MCP `notifications/message`) once it is initialized.
-fn log(to_host: &mpsc::UnboundedSender<Vec<u8>>, session: &Session, level: &str, text: &str) {
+/// Logs to the host (an MCP `notifications/message`) once it is initialized; dropped when the
+/// host is behind by the queue's limit.
+fn log(to_host: &Outbound, session: &Session, level: &str, text: &str) {
     if session.initialized {
         let message = json!({"jsonrpc": "2.0", "method": "notifications/message",
             "params": {"level": level, "logger": "mcp-tools dev", "data": text}});
-        let _ = to_host.send(serde_json::to_vec(&message).expect("JSON"));
+        to_host.notify(serde_json::to_vec(&message).expect("JSON"));
     }
 }
 
-async fn send(server: &mut Server_, value: &Value) {
-    pass(server, &serde_json::to_vec(value).expect("JSON")).await;
-}
-
-async fn pass(server: &mut Server_, message: &[u8]) {
-    let message = message.strip_suffix(b"\n").unwrap_or(message);
-    let Some(stdin) = &mut server.stdin else { return };
-    if stdin.write_all(message).await.is_err() || stdin.write_all(b"\n").await.is_err() {
+/// Sends one of the proxy's own messages to a server.
+fn send_own(server: &Server_, value: &Value) {
+    let Some(input) = &server.input else { return };
+    if input.own.try_send(serde_json::to_vec(value).expect("JSON")).is_err() {
         tracing::warn!(generation = server.generation, "the server's stdin is closed");
     }
 }
 
-/// Starts server `generation` (the binary serving stdio), reading its stdout into `lines`.
+/// Starts server `generation` (the binary serving stdio): a task writes its input, another
+/// reads its output's lines (bounded by `max` bytes) into `lines`.
 fn spawn(
     exe: &Path,
     generation: u64,
-    lines: &mpsc::UnboundedSender<(u64, Vec<u8>)>,
+    lines: &mpsc::Sender<(u64, Line)>,
+    max: usize,
+    capacity: usize,
 ) -> std::io::Result<Server_> {
     let mut process = Command::new(exe)
         .stdin(Stdio::piped())
@@ -325,31 +450,40 @@ fn spawn(
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()?;
-    let stdin = process.stdin.take().expect("piped");
+    let mut stdin = process.stdin.take().expect("piped");
     let stdout = process.stdout.take().expect("piped");
-    let lines = lines.clone();
+    let (host, mut from_host) = mpsc::channel::<Vec<u8>>(capacity);
+    let (own, mut from_proxy) = mpsc::channel::<Vec<u8>>(OWN_MESSAGES);
     tokio::spawn(async move {
-        let mut reader = BufReader::new(stdout);
         loop {
-            let mut line = Vec::new();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let line = line.strip_suffix(b"\n").map(<[u8]>::to_vec).unwrap_or(line);
-                    if lines.send((generation, line)).is_err() {
-                        break;
-                    }
-                }
+            // The proxy's first: a new server's replayed handshake goes before the host's messages.
+            let message = tokio::select! {
+                biased;
+                Some(message) = from_proxy.recv() => message,
+                Some(message) = from_host.recv() => message,
+                else => break, // retired: its stdin closes
+            };
+            if stdin.write_all(&message).await.is_err() || stdin.write_all(b"\n").await.is_err() {
+                tracing::warn!(generation, "the server's stdin is closed");
+                break;
             }
         }
     });
-    Ok(Server_ { generation, process, stdin: Some(stdin) })
+    tokio::spawn(read_lines(stdout, max, lines.clone(), move |line| (generation, line)));
+    Ok(Server_ { generation, process, input: Some(Input { host, own }) })
 }
 
-/// Closes a server's stdin: it finishes its running calls and exits.
+/// Closes a server's stdin (once what is queued is written): it finishes its running calls and
+/// exits.
 fn retire(mut server: Server_) -> Server_ {
-    server.stdin = None;
+    server.input = None;
     server
+}
+
+/// Walks the watched files on a thread of the blocking pool.
+fn walk_in_background(watch: &Arc<Watch>) -> tokio::task::JoinHandle<Fingerprint> {
+    let watch = watch.clone();
+    tokio::task::spawn_blocking(move || watch.fingerprint())
 }
 
 impl Build {
@@ -373,25 +507,13 @@ impl Build {
             Some("release") => args.push("--release".into()),
             Some(profile) => args.extend(["--profile".into(), profile.to_owned()]),
         }
-        let mut watched: Vec<PathBuf> =
+        let mut paths: Vec<PathBuf> =
             ["src", "Cargo.toml", "build.rs", "widgets"].iter().map(|p| manifest_dir.join(p)).collect();
         if kind == "--example" {
-            watched.push(manifest_dir.join("examples"));
+            paths.push(manifest_dir.join("examples"));
         }
-        Ok(Build { manifest_dir, cargo, args, exe, watched })
-    }
-
-    /// The newest modification time and the count of the watched files.
-    fn fingerprint(&self) -> (Option<SystemTime>, usize) {
-        let mut newest = None;
-        let mut count = 0;
-        for path in &self.watched {
-            walk(path, &mut |modified| {
-                count += 1;
-                newest = newest.max(Some(modified));
-            });
-        }
-        (newest, count)
+        let watch = Arc::new(Watch { package: manifest_dir.clone(), paths });
+        Ok(Build { manifest_dir, cargo, args, exe, watch })
     }
 
     /// Builds; the compiler's output when it fails.
@@ -409,15 +531,189 @@ impl Build {
     }
 }
 
-/// Calls `each` with the modification time of every file under `path` (or of `path`).
-fn walk(path: &Path, each: &mut impl FnMut(SystemTime)) {
-    let Ok(meta) = std::fs::metadata(path) else { return };
-    if meta.is_dir() {
-        let Ok(entries) = std::fs::read_dir(path) else { return };
-        for entry in entries.flatten() {
-            walk(&entry.path(), each);
+/// The most entries (files, folders, links) one walk of the sources looks at.
+const MAX_WALK_ENTRIES: usize = 10_000;
+/// How many folders deep below a watched folder a walk goes.
+const MAX_WALK_DEPTH: usize = 32;
+
+/// What is watched: files and folders of a package.
+struct Watch {
+    /// The package's folder: a link to a file is watched only when the file is inside it.
+    package: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+/// The watched files as one walk saw them; any difference between two is a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fingerprint {
+    /// The newest modification time.
+    newest: Option<SystemTime>,
+    files: usize,
+    /// The walk stopped at [`MAX_WALK_ENTRIES`] or [`MAX_WALK_DEPTH`]: files beyond are unseen.
+    truncated: bool,
+}
+
+impl Watch {
+    /// Walks the watched paths (blocking: file system calls; bounded, see [`Walk::visit`]).
+    fn fingerprint(&self) -> Fingerprint {
+        let package = std::fs::canonicalize(&self.package).unwrap_or_else(|_| self.package.clone());
+        let mut walk = Walk {
+            package,
+            left: MAX_WALK_ENTRIES,
+            seen: Fingerprint { newest: None, files: 0, truncated: false },
+        };
+        for path in &self.paths {
+            walk.visit(path, 0);
         }
-    } else if let Ok(modified) = meta.modified() {
-        each(modified);
+        walk.seen
+    }
+}
+
+/// One walk of the watched files.
+struct Walk {
+    /// The package's folder, its links resolved.
+    package: PathBuf,
+    /// Entries it may still look at.
+    left: usize,
+    seen: Fingerprint,
+}
+
+impl Walk {
+    /// Visits `path`, `depth` folders below a watched path. A file counts; a folder's entries
+    /// are visited, down to [`MAX_WALK_DEPTH`]. A symbolic link is never followed into a folder
+    /// (two links to `.` make paths without end; a link may lead anywhere on the disk), and a
+    /// link to a file counts only when that file is inside the package (a generated file linked
+    /// into `src/` is watched; nothing outside is looked at).
+    fn visit(&mut self, path: &Path, depth: usize) {
+        if self.left == 0 {
+            self.seen.truncated = true;
+            return;
+        }
+        self.left -= 1;
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            if depth >= MAX_WALK_DEPTH {
+                self.seen.truncated = true;
+                return;
+            }
+            let Ok(entries) = std::fs::read_dir(path) else { return };
+            for entry in entries.flatten() {
+                if self.left == 0 {
+                    self.seen.truncated = true;
+                    return;
+                }
+                self.visit(&entry.path(), depth + 1);
+            }
+        } else if kind.is_symlink() {
+            let Ok(target) = std::fs::canonicalize(path) else { return };
+            if target.starts_with(&self.package)
+                && let Ok(meta) = std::fs::metadata(&target)
+                && meta.is_file()
+            {
+                self.file(&meta);
+            }
+        } else if kind.is_file() {
+            self.file(&meta);
+        }
+    }
+
+    fn file(&mut self, meta: &std::fs::Metadata) {
+        self.seen.files += 1;
+        if let Ok(modified) = meta.modified() {
+            self.seen.newest = self.seen.newest.max(Some(modified));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh folder for one test: a package `pkg` (its `src/lib.rs`) beside a folder `outside`.
+    fn folder(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcp-tools-dev-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("pkg/src")).unwrap();
+        std::fs::create_dir_all(dir.join("outside")).unwrap();
+        std::fs::write(dir.join("pkg/src/lib.rs"), "").unwrap();
+        dir
+    }
+
+    /// A file modified at `secs` after the epoch.
+    fn file_of(path: &Path, secs: u64) {
+        std::fs::write(path, "").unwrap();
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)).unwrap();
+    }
+
+    /// What the watcher sees of `package`'s `src`: the newest modification time and the number
+    /// of files; `None` if the walk took more than a minute.
+    fn walked(package: &Path) -> Option<(Option<SystemTime>, usize)> {
+        walked_whole(package).map(|seen| (seen.newest, seen.files))
+    }
+
+    fn walked_whole(package: &Path) -> Option<Fingerprint> {
+        let watch = Watch { package: package.to_owned(), paths: vec![package.join("src")] };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(watch.fingerprint()));
+        rx.recv_timeout(Duration::from_secs(60)).ok()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_to_directories_are_not_entered() {
+        let dir = folder("loops");
+        // `src/a/b/a/b/…` without end for a walk that follows links.
+        std::os::unix::fs::symlink(".", dir.join("pkg/src/a")).unwrap();
+        std::os::unix::fs::symlink(".", dir.join("pkg/src/b")).unwrap();
+        std::os::unix::fs::symlink("../../outside", dir.join("pkg/src/vendor")).unwrap();
+        file_of(&dir.join("outside/far.rs"), 4_000_000_000);
+        let (newest, files) = walked(&dir.join("pkg")).expect("the walk ends");
+        assert_eq!(files, 1, "only src/lib.rs");
+        assert!(newest < Some(SystemTime::UNIX_EPOCH + Duration::from_secs(4_000_000_000)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_file_is_watched_only_inside_the_package() {
+        let dir = folder("files");
+        // Both newer than anything else: the newest time says which were seen.
+        file_of(&dir.join("outside/secret.rs"), 4_000_000_000);
+        file_of(&dir.join("pkg/generated.rs"), 3_000_000_000);
+        std::os::unix::fs::symlink("../../outside/secret.rs", dir.join("pkg/src/secret.rs")).unwrap();
+        std::os::unix::fs::symlink("../generated.rs", dir.join("pkg/src/generated.rs")).unwrap();
+        let (newest, files) = walked(&dir.join("pkg")).expect("the walk ends");
+        assert_eq!(newest, Some(SystemTime::UNIX_EPOCH + Duration::from_secs(3_000_000_000)));
+        assert_eq!(files, 2, "src/lib.rs and src/generated.rs");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_walk_is_bounded_in_depth() {
+        let dir = folder("deep");
+        let mut path = dir.join("pkg/src");
+        for _ in 0..100 {
+            path.push("d");
+            std::fs::create_dir(&path).unwrap();
+            std::fs::write(path.join("f.rs"), "").unwrap();
+        }
+        let (_, files) = walked(&dir.join("pkg")).expect("the walk ends");
+        assert!(files <= MAX_WALK_DEPTH + 1, "{files} files: the walk goes 32 folders deep at most");
+        assert!(walked_whole(&dir.join("pkg")).unwrap().truncated, "and says so");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_walk_is_bounded_in_entries() {
+        let dir = folder("wide");
+        for i in 0..12_000 {
+            std::fs::write(dir.join(format!("pkg/src/{i}.rs")), "").unwrap();
+        }
+        let (_, files) = walked(&dir.join("pkg")).expect("the walk ends");
+        assert!(files <= MAX_WALK_ENTRIES, "{files} files: the walk looks at 10,000 entries at most");
+        assert!(walked_whole(&dir.join("pkg")).unwrap().truncated, "and says so");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -272,15 +272,15 @@ mod streams {
     }
 }
 
-enum Frame {
+pub(crate) enum Frame {
     Line,
     TooLong(usize),
     End,
 }
 
 /// Reads one line into `buf` (without its newline). A line longer than `max` is consumed and
-/// reported with its length, never buffered whole.
-async fn read_line<R: AsyncBufRead + Unpin>(
+/// reported with its length, never buffered whole. (Also the `dev` proxy's reading.)
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     max: usize,
@@ -318,7 +318,9 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
+/// Writes the queue's messages, one a line, flushing once per burst. (Also the `dev` proxy's
+/// writing to its host.)
+pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
     mut queue: Queue,
     close: CancellationToken,
