@@ -447,10 +447,13 @@ fn post(body: &Value, session: Option<&str>) -> Request<Body> {
     request.body(Body::from(body.to_string())).unwrap()
 }
 
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+}
+
 async fn open_session(app: &axum::Router) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let response = app.clone().oneshot(post(&init, None)).await.unwrap();
+    let response = app.clone().oneshot(post(&initialize(), None)).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     response.headers()["mcp-session-id"].to_str().unwrap().to_owned()
 }
@@ -461,8 +464,9 @@ async fn ping_status(app: &axum::Router, session: &str) -> StatusCode {
 }
 
 #[tokio::test]
-async fn sessions_beyond_the_limit_evict_the_least_recently_used() {
-    let app = server(Arc::default()).http_router(HttpOptions::new().max_sessions(2));
+async fn a_caller_past_its_share_of_sessions_replaces_its_least_recently_used_one() {
+    let options = HttpOptions::new().max_sessions(10).max_sessions_per_caller(2);
+    let app = server(Arc::default()).http_router(options);
     let first = open_session(&app).await;
     let second = open_session(&app).await;
     assert_eq!(ping_status(&app, &first).await, StatusCode::OK, "first used last");
@@ -470,6 +474,18 @@ async fn sessions_beyond_the_limit_evict_the_least_recently_used() {
     assert_eq!(ping_status(&app, &second).await, StatusCode::NOT_FOUND, "the least recently used went");
     assert_eq!(ping_status(&app, &first).await, StatusCode::OK);
     assert_eq!(ping_status(&app, &third).await, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_full_server_refuses_a_new_session_and_keeps_the_others() {
+    let app = server(Arc::default()).http_router(HttpOptions::new().max_sessions(2));
+    let first = open_session(&app).await;
+    let second = open_session(&app).await;
+    let refused = app.clone().oneshot(post(&initialize(), None)).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(refused.headers().get("mcp-session-id").is_none());
+    assert_eq!(ping_status(&app, &first).await, StatusCode::OK);
+    assert_eq!(ping_status(&app, &second).await, StatusCode::OK);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): which calls become tasks,
 //! `tasks/get` / `tasks/update` / `tasks/cancel`, questions through the task, failures, status
-//! notifications on listen streams, a custom store, and results that outlive the connection.
+//! notifications on listen streams, and a custom store. Tasks bound to their caller and bounded:
+//! tests/callers.rs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -308,7 +309,7 @@ impl TaskStore for Counting {
 }
 
 #[tokio::test]
-async fn tasks_live_in_the_configured_store_and_outlive_the_connection() {
+async fn tasks_live_in_the_configured_store_and_belong_to_their_connection() {
     let saves = Arc::new(AtomicUsize::new(0));
     let store = Counting { inner: MemoryTaskStore::new(), saves: saves.clone() };
     let runtime = Tool::new("job", "A runtime task.", json!({"type": "object"}), |_, _| async {
@@ -317,13 +318,15 @@ async fn tasks_live_in_the_configured_store_and_outlive_the_connection() {
     })
     .task(TaskSupport::Required);
     let server = Server::builder().inventory(false).tool(runtime).task_store(store).build().unwrap();
-    let task_id = {
-        let client = TestClient::connect_stateless_with(&server, with_tasks(), |_, _| unreachable!());
-        let created = client.call("job", json!({})).await.unwrap();
-        created.json()["taskId"].as_str().unwrap().to_owned()
-    }; // the first client is gone
+    let client = TestClient::connect_stateless_with(&server, with_tasks(), |_, _| unreachable!());
+    let created = client.call("job", json!({})).await.unwrap();
+    let task_id = created.json()["taskId"].as_str().unwrap().to_owned();
+    // Without authorization a task is its connection's: another one does not see it (over
+    // HTTP, tests/callers.rs shows a caller's later requests reading it).
     let other = TestClient::connect_stateless_with(&server, with_tasks(), |_, _| unreachable!());
-    let done = wait_for(&other, &task_id, "completed").await;
+    let error = other.request("tasks/get", json!({"taskId": task_id})).await.unwrap_err();
+    assert_eq!(error.code, -32602);
+    let done = wait_for(&client, &task_id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "job done");
     assert!(saves.load(Ordering::Relaxed) >= 2, "created, then completed");
 }

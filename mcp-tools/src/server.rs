@@ -16,6 +16,7 @@ use crate::__private::ToolRegistration;
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
 use crate::dispatch::events::ServerEvent;
+use crate::dispatch::quota::Quota;
 use crate::dispatch::shared::Shared;
 use crate::dispatch::stateless::random_key;
 use crate::dispatch::tasks::Tasks;
@@ -372,8 +373,14 @@ impl ServerBuilder {
                     self.task_store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
                     self.task_ttl,
                     self.task_poll_interval,
+                    Quota::new("running tasks", self.limits.max_tasks, self.limits.max_tasks_per_caller),
                 )),
                 envelopes: Default::default(),
+                listens: Quota::new(
+                    "listen streams",
+                    self.limits.max_listen_streams,
+                    self.limits.max_listen_streams_per_caller,
+                ),
             }),
             changes: Arc::new(Changes {
                 tools: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::peer::Outbound;
 use crate::protocol::jsonrpc::encode_notification;
+use crate::protocol::stateless::StatelessParams;
 
 /// Why a request to the client failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -202,7 +203,14 @@ impl ClientLink for RequestLink {
 /// with an `input_required` result listing what was asked. The client retries with the answers,
 /// and the call runs again from the start, now finding them.
 pub(crate) struct InputLink {
+    /// The answers of the previous rounds, by key.
     answers: HashMap<String, Value>,
+    /// The request's params, whose `inputResponses` answer this round's questions: each answer
+    /// is read when a question asks for it, so answers to questions never asked are never
+    /// built or kept.
+    params: Option<Arc<RawValue>>,
+    /// The answers of `inputResponses` the call's questions read, to seal for the next round.
+    used: Mutex<HashMap<String, Value>>,
     /// Set once the call became a task: questions then wait for `tasks/update`.
     task: OnceLock<Arc<TaskQuestions>>,
     asked: Mutex<Vec<(String, Value)>>,
@@ -214,15 +222,33 @@ pub(crate) struct InputLink {
 }
 
 impl InputLink {
-    /// A link with these answers (by key).
-    pub fn new(answers: HashMap<String, Value>) -> Self {
+    /// A link with the answers of the previous rounds (by key), and the request's params.
+    pub fn new(answers: HashMap<String, Value>, params: Option<Arc<RawValue>>) -> Self {
         InputLink {
             answers,
+            params,
+            used: Mutex::default(),
             task: OnceLock::new(),
             asked: Mutex::new(Vec::new()),
             count: Mutex::new((0, HashMap::new())),
             questions: Default::default(),
         }
+    }
+
+    /// The answer to the question `key`: a previous round's, else this request's.
+    fn answer(&self, key: &str) -> Option<Value> {
+        if let Some(answer) = self.answers.get(key) {
+            return Some(answer.clone());
+        }
+        let params = StatelessParams::decode(self.params.as_deref()).ok()?;
+        let answer = params.answers().answer(key)?;
+        self.used.lock().expect("used lock").insert(key.to_owned(), answer.clone());
+        Some(answer)
+    }
+
+    /// The answers of this request's `inputResponses` that its questions read.
+    pub fn used(&self) -> HashMap<String, Value> {
+        self.used.lock().expect("used lock").clone()
     }
 
     /// Resolves once the call asked something that has no answer yet.
@@ -287,16 +313,17 @@ impl TaskQuestions {
         (asked, outstanding.1)
     }
 
-    /// Delivers the answers to outstanding questions (objects only; other keys are ignored);
-    /// the version of the list without them, if any was answered.
-    pub fn answer(&self, answers: &serde_json::Map<String, Value>) -> Option<u64> {
+    /// Delivers the answers to outstanding questions (`answer_for` of a question's key: the
+    /// answer, if the client gave one); the version of the list without them, if any was
+    /// answered. Only outstanding questions are looked up.
+    pub fn answer(&self, answer_for: impl Fn(&str) -> Option<Value>) -> Option<u64> {
         let mut outstanding = self.outstanding.lock().expect("outstanding lock");
         let before = outstanding.0.len();
         let mut still = Vec::with_capacity(before);
         for (key, question, tx) in outstanding.0.drain(..) {
-            match answers.get(&key).filter(|a| a.is_object()) {
+            match answer_for(&key) {
                 Some(answer) => {
-                    let _ = tx.send(answer.clone());
+                    let _ = tx.send(answer);
                 }
                 None => still.push((key, question, tx)),
             }
@@ -366,8 +393,7 @@ impl ClientLink for InputLink {
             );
             return Box::pin(async move { Err(ClientError::Unsupported(why)) });
         }
-        if let Some(answer) = self.answers.get(&key) {
-            let answer = answer.clone();
+        if let Some(answer) = self.answer(&key) {
             return Box::pin(async move { Ok(answer) });
         }
         if let Some(task) = self.task.get() {

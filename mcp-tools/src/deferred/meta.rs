@@ -255,17 +255,30 @@ fn meta_entry(
 
 fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
     let names = &catalog.config.names;
-    let tags: Vec<&str> = catalog.index.tags().iter().map(|(t, _)| t.as_str()).collect();
-    let count = catalog.docs.len();
+    // Every caller reads these definitions: they count and name only what every caller may
+    // see (tools that need no scopes), so the tools some callers may not use stay unknown.
+    let open = |doc: &&Arc<ToolEntry>| doc.scopes.is_empty();
+    let all_open = catalog.docs.iter().all(|doc| doc.scopes.is_empty());
+    let tags: Vec<&str> = catalog
+        .index
+        .tags()
+        .iter()
+        .map(|(t, _)| t.as_str())
+        .filter(|tag| {
+            all_open || catalog.docs.iter().filter(open).any(|doc| doc.tags.iter().any(|t| t == tag))
+        })
+        .collect();
+    let count = if all_open { format!("{} ", catalog.docs.len()) } else { String::new() };
     let tag_text = if tags.is_empty() { String::new() } else { format!(" Tags: {}.", tags.join(", ")) };
     let mut tags_schema = json!({"type": "array", "items": {"type": "string"}, "description": "Only tools with one of these tags."});
-    if !tags.is_empty() {
+    // With tools some callers may not see, their tags are valid filters too, but not named.
+    if !tags.is_empty() && all_open {
         tags_schema["items"]["enum"] = json!(tags);
     }
     let search = meta_entry(
         &names.search,
         format!(
-            "Search this server's {count} tools by what they do; returns names and one-line summaries, best first.{tag_text}\n\n\
+            "Search this server's {count}tools by what they do; returns names and one-line summaries, best first.{tag_text}\n\n\
              Then read the chosen tools' full definitions with `{}` and run one with `{}` (or `{}` for read-only tools). \
              An empty query lists the tools (page with `cursor`).",
             names.describe, names.call, names.call_read_only
@@ -488,7 +501,19 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, caller: Option<&AuthInfo>
         })
         .collect();
     let hint = (page.total == 0).then(|| {
-        let tags: Vec<&str> = catalog.index.tags().iter().map(|(t, _)| t.as_str()).collect();
+        // Only the tags of tools this caller may see.
+        let tags: Vec<&str> = catalog
+            .index
+            .tags()
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .filter(|tag| {
+                let seen = |(doc, entry): (usize, &Arc<ToolEntry>)| {
+                    visible.is_none_or(|v| v(doc)) && entry.tags.iter().any(|t| t == tag)
+                };
+                catalog.docs.iter().enumerate().any(seen)
+            })
+            .collect();
         if args.query.trim().is_empty() {
             "No tool has these tags.".to_owned()
         } else if tags.is_empty() {

@@ -6,6 +6,7 @@
 pub(crate) mod call;
 pub(crate) mod events;
 pub(crate) mod methods;
+pub(crate) mod quota;
 pub(crate) mod session;
 pub(crate) mod shared;
 pub(crate) mod stateless;

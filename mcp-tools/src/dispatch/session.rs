@@ -22,6 +22,7 @@ use tokio_util::task::TaskTracker;
 use super::call::{call_entry, panic_message, timed_out};
 use super::events::ServerEvent;
 use super::methods::{self, Answer, Method};
+use super::quota::{Caller, next_connection};
 use super::shared::Shared;
 use super::stateless::{self, ListenFilter, Round, StatelessClient};
 use super::tasks;
@@ -63,6 +64,9 @@ pub(crate) struct Session {
     next_generation: AtomicU64,
     /// Resource URIs this client subscribed to.
     subscriptions: Mutex<HashSet<String>>,
+    /// The connection's number, for a session that is one (stdio, in process, a 2025-11-25
+    /// HTTP session); `None` for one HTTP request of the stateless revision.
+    connection: Option<u64>,
     tasks: TaskTracker,
     /// The input ended: requests that would run forever (listen streams) finish.
     stopping: CancellationToken,
@@ -72,7 +76,9 @@ pub(crate) struct Session {
 impl Session {
     pub fn new(shared: Arc<Shared>, standalone: Option<Outbound>) -> Arc<Session> {
         let requests = Arc::new(RequestLink::new(shared.client_request_timeout));
-        Arc::new(Self::with(shared, standalone, Some(requests)))
+        let mut session = Self::with(shared, standalone, Some(requests));
+        session.connection = Some(next_connection());
+        Arc::new(session)
     }
 
     /// A 2025-11-25 session that needs no `initialize` (stateless mode of the HTTP transport:
@@ -119,6 +125,7 @@ impl Session {
             in_flight: Mutex::new(InFlight::default()),
             next_generation: AtomicU64::new(0),
             subscriptions: Mutex::new(HashSet::new()),
+            connection: None,
             tasks: TaskTracker::new(),
             stopping: CancellationToken::new(),
             closed: CancellationToken::new(),
@@ -127,6 +134,17 @@ impl Session {
 
     pub fn is_initialized(&self) -> bool {
         self.peer.get().is_some()
+    }
+
+    /// Who sent a request that came from `origin`: its verified identity, else this connection,
+    /// else its network address.
+    fn caller(&self, origin: &Origin) -> Caller {
+        let http = origin.http.as_deref();
+        Caller::of(
+            http.and_then(|h| h.auth.as_deref()),
+            self.connection,
+            http.and_then(|h| h.peer_addr).map(|a| a.ip()),
+        )
     }
 
     /// Sets (or clears) the queue for messages unrelated to a request.
@@ -427,12 +445,14 @@ impl Session {
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
                 let tasks = self.shared.tasks.clone();
                 let params: Option<Box<RawValue>> = params.map(ToOwned::to_owned);
+                // Only the caller who created a task may see it.
+                let owner = self.caller(origin).owner();
                 self.spawn_request(id, origin.clone(), CancellationToken::new(), async move {
-                    let params = params.as_deref();
+                    let (params, owner) = (params.as_deref(), owner.as_deref());
                     match method {
-                        Method::TasksGet => tasks.get(params).await,
-                        Method::TasksUpdate => tasks.update(params).await,
-                        _ => tasks.cancel(params).await,
+                        Method::TasksGet => tasks.get(params, owner).await,
+                        Method::TasksUpdate => tasks.update(params, owner).await,
+                        _ => tasks.cancel(params, owner).await,
                     }
                 });
             }
@@ -472,11 +492,7 @@ impl Session {
                     }
                     // Only what this server serves (to this caller), and a bounded number of them.
                     let Some(found) = catalog.find_resource(&uri) else {
-                        return Err(ErrorObject {
-                            code: INVALID_PARAMS,
-                            message: format!("cannot subscribe to {:?}: no such resource", shown(&uri)),
-                            data: Some(json!({"uri": uri})),
-                        });
+                        return Err(no_such_resource(&uri));
                     };
                     if !permits(caller, &found.scopes) {
                         return Err(ErrorObject::insufficient_scope(&found.scopes));
@@ -548,9 +564,9 @@ impl Session {
         let round = if may_ask || opens_state {
             let mut round = Round::new(method.name(), params);
             if let Some(state) = decoded.request_state() {
-                round.answers = stateless::open(&self.shared.state_key, round.binding(), &state)?;
+                let limit = self.shared.limits.max_request_state_bytes;
+                round.answers = stateless::open(&self.shared.state_key, round.binding(), &state, limit)?;
             }
-            round.answers.extend(decoded.answers());
             Some(round)
         } else {
             None
@@ -629,11 +645,15 @@ impl Session {
                 ))
             })
         };
+        let max_state = self.shared.limits.max_request_state_bytes;
         self.spawn_request(id, origin.clone(), cancel, async move {
             match until_input(std::pin::pin!(answer()), input.as_deref()).await {
                 Ok(Ok(result)) => Ok(front.finish(&result, cache)),
                 Ok(Err(error)) => Err(front.finish_error(error)),
-                Err(questions) => Ok(front.input_required(&key, questions)),
+                Err(questions) => {
+                    let input = input.as_deref().expect("only a call with an input link asks questions");
+                    front.input_required(&key, questions, input, max_state)
+                }
             }
         });
     }
@@ -695,7 +715,7 @@ impl Session {
         let (client, input): (Arc<dyn ClientLink>, _) = match (&front.era, &front.round) {
             (Era::Handshake, _) => (self.client.clone(), None),
             (Era::Stateless, Some(round)) => {
-                let link = Arc::new(InputLink::new(round.answers.clone()));
+                let link = Arc::new(InputLink::new(round.answers.clone(), round.params()));
                 (link.clone(), Some(link))
             }
             (Era::Stateless, None) => (CANNOT_ASK.clone(), None),
@@ -775,8 +795,19 @@ impl Session {
         if as_task && entry.task == TaskSupport::Required && !declared {
             return Self::reply_error(origin, Some(&id), tasks::extension_required());
         }
-        let task_engine =
-            (as_task && declared).then(|| (self.shared.tasks.clone(), self.shared.events.clone()));
+        // Room for the task it may become is taken before it starts: a call is refused whole,
+        // never stopped half-way.
+        let task_engine = match as_task && declared {
+            false => None,
+            true => {
+                let caller = self.caller(origin);
+                match self.shared.tasks.reserve(&caller, || self.shared.hold_place()) {
+                    Ok(reserved) => Some((self.shared.tasks.clone(), self.shared.events.clone(), reserved)),
+                    Err(error) => return Self::reply_error(origin, Some(&id), error),
+                }
+            }
+        };
+        let max_state = self.shared.limits.max_request_state_bytes;
         let progress_token = call.meta.and_then(|m| m.progress_token);
         let (ctx, input) = self.context_for(id.clone(), entry.name.clone(), progress_token, &front, origin);
         let cancel = ctx.cancellation_token();
@@ -796,20 +827,23 @@ impl Session {
         };
         self.spawn_request(id, origin.clone(), cancel.clone(), async move {
             let outcome = match (task_engine, &input) {
-                (Some((tasks, events)), Some(input)) => {
+                (Some((tasks, events, reserved)), Some(input)) => {
                     // It runs as a call until it first waits for something other than the
                     // client's answer: then it becomes a task.
                     let mut call: tasks::Call = Box::pin(run());
                     match poll_once(&mut call).await {
                         Some(result) => Ok(result),
                         None if input.has_questions() => Err(input.take_questions()),
-                        None => return Box::pin(tasks.start(call, input, cancel, events)).await,
+                        None => return Box::pin(tasks.start(call, input, cancel, events, reserved)).await,
                     }
                 }
                 _ => until_input(std::pin::pin!(run()), input.as_deref()).await,
             };
             match outcome {
-                Err(questions) => Ok(front.input_required(&key, questions)),
+                Err(questions) => {
+                    let input = input.as_deref().expect("only a call with an input link asks questions");
+                    front.input_required(&key, questions, input, max_state)
+                }
                 Ok(result) => match (front.era, result.missing_capability()) {
                     // The call decided the caller lacks scopes: the step-up challenge.
                     _ if result.required_scopes().is_some() && has_caller => {
@@ -824,9 +858,12 @@ impl Session {
         });
     }
 
-    /// `subscriptions/listen`: acknowledges the filter it honors, then forwards the server's
-    /// changes it asks for, each tagged with the request's id, until the client goes away, the
-    /// request is cancelled or the connection ends (then its final result ends the stream).
+    /// `subscriptions/listen`: checks the filter by the rules of `resources/subscribe` (served
+    /// resources the caller may read, the caller's own tasks, a bounded number of them), takes
+    /// one of the caller's listen streams, acknowledges the filter it honors, then forwards the
+    /// server's changes it asks for, each tagged with the request's id, until the client goes
+    /// away, the request is cancelled or the connection ends (then its final result ends the
+    /// stream). A stream holds none of the places ordinary requests run in.
     fn listen(self: &Arc<Self>, id: RequestId, params: Option<&RawValue>, front: &Front, origin: &Origin) {
         #[derive(serde::Deserialize, Default)]
         struct ListenParams {
@@ -846,14 +883,48 @@ impl Session {
             catalog.declares("resources/list"),
             catalog.declares("prompts/list"),
         );
-        // Subscribed before the acknowledgement, so no change after it is missed.
-        let mut events = self.shared.events.subscribe();
-        origin.reply.send(filter.acknowledgement(&id));
+        let limit = self.shared.limits.max_subscriptions;
+        let followed = filter.resource_subscriptions.len() + filter.task_ids.len();
+        if followed > limit {
+            let error = ErrorObject::invalid_params(format!(
+                "a listen stream may follow at most {limit} resources and tasks, this server's limit; this one names {followed}"
+            ));
+            return Self::reply_error(origin, Some(&id), error);
+        }
+        let caller = origin.http.as_deref().and_then(|h| h.auth.as_deref());
+        for uri in &filter.resource_subscriptions {
+            let Some(found) = catalog.find_resource(uri) else {
+                return Self::reply_error(origin, Some(&id), no_such_resource(uri));
+            };
+            if !permits(caller, &found.scopes) {
+                return Self::reply_error(origin, Some(&id), ErrorObject::insufficient_scope(&found.scopes));
+            }
+        }
+        let who = self.caller(origin);
+        let share = match self.shared.listens.take(&who) {
+            Ok(share) => share,
+            Err(refused) => {
+                tracing::debug!(caller = %who, ?refused, "a listen stream was refused");
+                let error = ErrorObject::new(INTERNAL_ERROR, self.shared.listens.refusal(&refused));
+                return Self::reply_error(origin, Some(&id), error);
+            }
+        };
+        let owner = who.owner();
+        let tasks = self.shared.tasks.clone();
+        let events = self.shared.events.clone();
         let reply = origin.reply.clone();
         let stopping = self.stopping.clone();
         let subscription = id.clone();
         let cancel = CancellationToken::new();
-        self.spawn_request(id, origin.clone(), cancel, async move {
+        self.spawn_stream(id, origin.clone(), cancel, async move {
+            let _share = share;
+            // Only the caller's own tasks: another's is as unknown as one that never was.
+            for task_id in &filter.task_ids {
+                tasks.owned(task_id, owner.as_deref()).await?;
+            }
+            // Subscribed before the acknowledgement, so no change after it is missed.
+            let mut events = events.subscribe();
+            reply.send(filter.acknowledgement(&subscription));
             loop {
                 let event = tokio::select! {
                     _ = reply.closed() => break,
@@ -874,6 +945,29 @@ impl Session {
             }
             Ok(stateless::listen_ended(&subscription))
         });
+    }
+
+    /// Runs a request that lasts (a listen stream) like [`spawn_request`](Self::spawn_request),
+    /// cancellable and answered the same way, but outside the places requests run in: neither
+    /// the connection's nor the server's (its own limits hold it).
+    fn spawn_stream<F>(self: &Arc<Self>, id: RequestId, origin: Origin, cancel: CancellationToken, future: F)
+    where
+        F: Future<Output = Result<Box<RawValue>, ErrorObject>> + Send + 'static,
+    {
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut in_flight = self.in_flight.lock().expect("in-flight lock");
+            if in_flight.entries.contains_key(&id) {
+                drop(in_flight);
+                let error = ErrorObject::new(
+                    INVALID_REQUEST,
+                    format!("request id {id} is already in use by a running request"),
+                );
+                return Self::reply_error(&origin, Some(&id), error);
+            }
+            in_flight.entries.insert(id.clone(), (generation, cancel.clone()));
+        }
+        self.start(id, generation, origin, cancel, Box::pin(future), false);
     }
 
     /// Runs a request concurrently; its answer goes to `origin` unless the client cancels it. A
@@ -916,11 +1010,12 @@ impl Session {
         };
         match refused {
             Some(error) => Self::reply_error(&origin, Some(&id), error),
-            None => self.start(id, generation, origin, cancel, future),
+            None => self.start(id, generation, origin, cancel, future, true),
         }
     }
 
-    /// Starts a request that has its place among the connection's running ones.
+    /// Starts a request that has its place among the connection's running ones (`counted`; a
+    /// stream has none, and takes none of the server's).
     fn start(
         self: &Arc<Self>,
         id: RequestId,
@@ -928,10 +1023,12 @@ impl Session {
         origin: Origin,
         cancel: CancellationToken,
         future: RequestFuture,
+        counted: bool,
     ) {
         let limits = &self.shared.limits;
-        let mut running = Running { session: self.clone(), id: id.clone(), generation, has_place: false };
-        if !self.shared.take_place() {
+        let mut running =
+            Running { session: self.clone(), id: id.clone(), generation, has_place: false, counted };
+        if counted && !self.shared.take_place() {
             drop(running);
             let error = ErrorObject::new(
                 INTERNAL_ERROR,
@@ -942,7 +1039,7 @@ impl Session {
             );
             return Self::reply_error(&origin, Some(&id), error);
         }
-        running.has_place = true;
+        running.has_place = counted;
         // A transport that runs the request itself gets it (still tracked for shutdown); if it
         // drops it unfinished (its client went away), the request is cancelled. The slot stays
         // locked until the request is in it.
@@ -1079,6 +1176,8 @@ struct Running {
     generation: u64,
     /// Whether it holds one of the server's places for running requests.
     has_place: bool,
+    /// Whether it holds one of the connection's places (a stream does not).
+    counted: bool,
 }
 
 impl Drop for Running {
@@ -1093,6 +1192,9 @@ impl Drop for Running {
             && entry.0 != self.generation
         {
             entries.insert(self.id.clone(), entry);
+        }
+        if !self.counted {
+            return;
         }
         in_flight.running -= 1;
         // The oldest waiting request still wanted (not cancelled meanwhile) takes the place.
@@ -1111,7 +1213,7 @@ impl Drop for Running {
         if let Some(Waiting { id, generation, mut origin, cancel, future }) = next {
             // Its transport stopped waiting to run it in place: it runs as a task.
             origin.inline = None;
-            self.session.start(id, generation, origin, cancel, future);
+            self.session.start(id, generation, origin, cancel, future, true);
         }
     }
 }
@@ -1158,10 +1260,19 @@ impl Front {
         }
     }
 
-    /// The `input_required` result asking `questions`, with the answers so far sealed.
-    fn input_required(&self, key: &[u8; 32], questions: Vec<(String, Value)>) -> Box<RawValue> {
+    /// The `input_required` result asking `questions`, with the answers so far sealed (those of
+    /// the previous rounds, and those `input` read): an error when they take more than
+    /// `max_state` bytes.
+    fn input_required(
+        &self,
+        key: &[u8; 32],
+        questions: Vec<(String, Value)>,
+        input: &InputLink,
+        max_state: usize,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         let round = self.round.as_ref().expect("only a stateless round asks questions");
-        stateless::input_required(questions, stateless::seal(key, round))
+        let state = stateless::seal(key, round, &input.used(), max_state)?;
+        Ok(stateless::input_required(questions, state))
     }
 }
 
@@ -1209,6 +1320,15 @@ fn progress_token(params: Option<&RawValue>) -> Option<ProgressToken> {
         .and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok())
         .and_then(|m| m.meta)
         .and_then(|m| m.progress_token)
+}
+
+/// The error of a subscription to a resource this server does not serve.
+fn no_such_resource(uri: &str) -> ErrorObject {
+    ErrorObject {
+        code: INVALID_PARAMS,
+        message: format!("cannot subscribe to {:?}: no such resource", shown(uri)),
+        data: Some(json!({"uri": uri})),
+    }
 }
 
 fn empty_object() -> Box<RawValue> {

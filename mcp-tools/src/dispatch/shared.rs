@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::events::ServerEvent;
+use super::quota::{Held, Quota};
 use super::stateless::KnownEnvelopes;
 use super::tasks::{self, Tasks};
 use crate::context::StateMap;
@@ -46,6 +47,8 @@ pub(crate) struct Shared {
     pub tasks: Arc<Tasks>,
     /// The peers of the envelopes last seen (2026-07-28).
     pub envelopes: KnownEnvelopes,
+    /// The `subscriptions/listen` streams open, per caller and in all (2026-07-28).
+    pub listens: Arc<Quota>,
 }
 
 impl Shared {
@@ -74,6 +77,13 @@ impl Shared {
     /// Gives back a place taken with [`take_place`](Self::take_place).
     pub fn free_place(&self) {
         self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// One of the server's places for running requests, held by what runs outside a request (a
+    /// task) and given back when the guard is dropped; `None` if none is free.
+    pub fn hold_place(self: &Arc<Self>) -> Option<Held> {
+        let shared = self.clone();
+        self.take_place().then(|| Held::new(move || shared.free_place()))
     }
 
     /// The capabilities declared to clients of `era` (on `initialize`, or `server/discover`).

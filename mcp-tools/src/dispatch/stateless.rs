@@ -84,16 +84,17 @@ impl KnownEnvelopes {
     }
 }
 
-/// What one round of a multi-round-trip request knows: the answers so far (sealed in the
-/// previous round's state, plus this request's `inputResponses`) and what binds a state to
-/// this request (its method and its params but the answers).
+/// What one round of a multi-round-trip request knows: the answers of the previous rounds
+/// (sealed in its state), the request's params (whose `inputResponses` answer this round's
+/// questions, each read only when asked: [`InputResponses`]), and what binds a state to this
+/// request (its method and its params but the answers).
 pub(crate) struct Round {
     pub answers: HashMap<String, Value>,
     /// Computed when first needed (to open a `requestState`, or to seal one): most requests
     /// do neither, and the digest costs more than the rest of a call.
     binding: OnceLock<[u8; 32]>,
     method: &'static str,
-    params: Option<Box<RawValue>>,
+    params: Option<Arc<RawValue>>,
 }
 
 impl Round {
@@ -103,8 +104,13 @@ impl Round {
             answers: HashMap::new(),
             binding: OnceLock::new(),
             method,
-            params: params.map(ToOwned::to_owned),
+            params: params.map(|p| Arc::from(p.to_owned())),
         }
+    }
+
+    /// The request's params, for its `inputResponses`.
+    pub fn params(&self) -> Option<Arc<RawValue>> {
+        self.params.clone()
     }
 
     /// What binds a sealed state to this request ([`binding_of`]).
@@ -159,7 +165,8 @@ fn canonical(value: &Value, out: &mut String) {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+/// What a `requestState` carries, as it is read back.
+#[derive(Deserialize)]
 struct Sealed {
     /// Expiry, in seconds since the Unix epoch.
     #[serde(rename = "e")]
@@ -167,6 +174,15 @@ struct Sealed {
     /// The answers so far, by key.
     #[serde(rename = "a")]
     answers: HashMap<String, Value>,
+}
+
+/// [`Sealed`] as it is written, borrowing the answers.
+#[derive(Serialize)]
+struct Sealing<'a> {
+    #[serde(rename = "e")]
+    expires: u64,
+    #[serde(rename = "a")]
+    answers: HashMap<&'a str, &'a Value>,
 }
 
 fn tag(key: &[u8; 32], binding: &[u8; 32], payload: &[u8]) -> Hmac<Sha256> {
@@ -180,24 +196,44 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// The `requestState` of a round: the answers so far, bound to the request, signed with the
-/// server's key, valid for an hour.
-pub(crate) fn seal(key: &[u8; 32], round: &Round) -> String {
-    let sealed = Sealed { expires: now() + STATE_LIFETIME.as_secs(), answers: round.answers.clone() };
-    let payload = serde_json::to_vec(&sealed).expect("answers serialize");
+/// The `requestState` of a round: the answers so far (the previous rounds', and `used`, those
+/// of this request's `inputResponses` its questions read), bound to the request, signed with
+/// the server's key, valid for an hour; an error when they take more than `max_bytes` (a
+/// request's rounds are bounded in size).
+pub(crate) fn seal(
+    key: &[u8; 32],
+    round: &Round,
+    used: &HashMap<String, Value>,
+    max_bytes: usize,
+) -> Result<String, ErrorObject> {
+    let answers = round.answers.iter().chain(used).map(|(k, v)| (k.as_str(), v)).collect();
+    let sealing = Sealing { expires: now() + STATE_LIFETIME.as_secs(), answers };
+    let payload = serde_json::to_vec(&sealing).expect("answers serialize");
+    if payload.len() > max_bytes {
+        return Err(ErrorObject::invalid_params(format!(
+            "the answers to this request's questions take {} bytes, more than this server's limit of {max_bytes}",
+            payload.len()
+        )));
+    }
     let signature = tag(key, round.binding(), &payload).finalize().into_bytes();
-    format!("v1.{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(signature))
+    Ok(format!("v1.{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(signature)))
 }
 
-/// The answers sealed in `state`, if this server sealed it for this request and it has not
-/// expired; otherwise why not (an "invalid params" error).
+/// The answers sealed in `state`, if this server sealed it for this request, it has not
+/// expired, and it is no larger than a state of `max_bytes` of answers; otherwise why not (an
+/// "invalid params" error).
 pub(crate) fn open(
     key: &[u8; 32],
     binding: &[u8; 32],
     state: &Value,
+    max_bytes: usize,
 ) -> Result<HashMap<String, Value>, ErrorObject> {
     let invalid = |why: &str| ErrorObject::invalid_params(format!("Invalid params: `requestState` {why}"));
     let Some(state) = state.as_str() else { return Err(invalid("is not a string")) };
+    // Base64 of at most `max_bytes`, a signature and the separators: nothing larger is decoded.
+    if state.len() > max_bytes.div_ceil(3) * 4 + 64 {
+        return Err(invalid("is larger than any this server issues"));
+    }
     let mut parts = state.split('.');
     let (Some("v1"), Some(payload), Some(signature), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -421,24 +457,44 @@ mod tests {
     fn a_sealed_state_opens_with_its_answers() {
         let key = random_key();
         let round = round(&[("user_name", json!({"action": "accept"}))]);
-        let state = seal(&key, &round);
-        assert_eq!(open(&key, round.binding(), &json!(state)).unwrap(), round.answers);
+        let used = HashMap::from([("next".to_owned(), json!({"action": "decline"}))]);
+        let state = seal(&key, &round, &used, LIMIT).unwrap();
+        let mut all = round.answers.clone();
+        all.extend(used);
+        assert_eq!(open(&key, round.binding(), &json!(state), LIMIT).unwrap(), all);
     }
 
     #[test]
     fn an_altered_state_or_another_request_or_key_is_refused() {
         let key = random_key();
         let round = round(&[("q", json!({"action": "accept", "content": {"ok": true}}))]);
-        let state = seal(&key, &round);
+        let state = seal(&key, &round, &HashMap::new(), LIMIT).unwrap();
         let tampered = format!("{state}-TAMPERED");
-        assert!(open(&key, round.binding(), &json!(tampered)).unwrap_err().message.contains("integrity"));
+        assert!(
+            open(&key, round.binding(), &json!(tampered), LIMIT).unwrap_err().message.contains("integrity")
+        );
         let other = binding_of(
             "tools/call",
             Some(&RawValue::from_string(r#"{"name":"t","arguments":{"a":2}}"#.into()).unwrap()),
         );
-        assert!(open(&key, &other, &json!(state)).is_err());
-        assert!(open(&random_key(), round.binding(), &json!(state)).is_err());
-        assert!(open(&key, round.binding(), &json!(42)).is_err());
+        assert!(open(&key, &other, &json!(state), LIMIT).is_err());
+        assert!(open(&random_key(), round.binding(), &json!(state), LIMIT).is_err());
+        assert!(open(&key, round.binding(), &json!(42), LIMIT).is_err());
+    }
+
+    const LIMIT: usize = 64 * 1024;
+
+    #[test]
+    fn a_state_is_bounded_in_size_when_sealed_and_when_opened() {
+        let key = random_key();
+        let big = round(&[("essay", json!({"action": "accept", "content": {"text": "x".repeat(2000)}}))]);
+        let error = seal(&key, &big, &HashMap::new(), 1024).unwrap_err();
+        assert!(error.message.contains("more than this server's limit of 1024"), "{}", error.message);
+        let state = seal(&key, &big, &HashMap::new(), LIMIT).unwrap();
+        let error = open(&key, big.binding(), &json!(state), 1024).unwrap_err();
+        assert!(error.message.contains("larger than any"), "{}", error.message);
+        let huge = format!("v1.{}.sig", "A".repeat(10 * LIMIT));
+        assert!(open(&key, big.binding(), &json!(huge), LIMIT).unwrap_err().message.contains("larger"));
     }
 
     #[test]

@@ -16,11 +16,12 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::events::ServerEvent;
+use super::quota::{Caller, Held, Quota, Share};
 use crate::context::link::{InputLink, TaskQuestions};
 use crate::model::result::ToolResult;
 use crate::model::task::{TaskRecord, TaskStatus, TaskStore};
 use crate::protocol::jsonrpc::ErrorObject;
-use crate::protocol::stateless::complete;
+use crate::protocol::stateless::{InputResponses, complete};
 use crate::protocol::{INTERNAL_ERROR, INVALID_PARAMS};
 
 /// The extension's identifier.
@@ -46,12 +47,22 @@ struct Running {
     questions: Arc<TaskQuestions>,
 }
 
-/// The server's tasks: their store, and the calls still running.
+/// The server's tasks: their store, the calls still running, and how many may run.
 pub(crate) struct Tasks {
     store: Arc<dyn TaskStore>,
     ttl: Option<Duration>,
     poll_interval: Duration,
     running: Mutex<HashMap<String, Running>>,
+    quota: Arc<Quota>,
+}
+
+/// What a call that may become a task holds from before it starts: its share of the running
+/// tasks, one of the server's places, and its caller (the task's owner). Refused up front, so a
+/// call is never stopped half-way for want of room; given back when the call or its task ends.
+pub(crate) struct Reserved {
+    _share: Share,
+    _place: Held,
+    owner: Option<String>,
 }
 
 /// A call being run as a task.
@@ -61,8 +72,33 @@ pub(crate) type Call = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
 const ANSWER_SAVE_WAIT: Duration = Duration::from_secs(5);
 
 impl Tasks {
-    pub fn new(store: Arc<dyn TaskStore>, ttl: Option<Duration>, poll_interval: Duration) -> Tasks {
-        Tasks { store, ttl, poll_interval, running: Mutex::new(HashMap::new()) }
+    pub fn new(
+        store: Arc<dyn TaskStore>,
+        ttl: Option<Duration>,
+        poll_interval: Duration,
+        quota: Arc<Quota>,
+    ) -> Tasks {
+        Tasks { store, ttl, poll_interval, running: Mutex::new(HashMap::new()), quota }
+    }
+
+    /// Room for a call of `caller` that may become a task: a share of the running tasks, then a
+    /// place among the server's running requests (`place`); a clear error when either is full.
+    pub fn reserve(
+        &self,
+        caller: &Caller,
+        place: impl FnOnce() -> Option<Held>,
+    ) -> Result<Reserved, ErrorObject> {
+        let share = self.quota.take(caller).map_err(|refused| {
+            tracing::debug!(%caller, ?refused, "a call that may become a task was refused");
+            ErrorObject::new(INTERNAL_ERROR, self.quota.refusal(&refused))
+        })?;
+        let place = place().ok_or_else(|| {
+            ErrorObject::new(
+                INTERNAL_ERROR,
+                "the server is busy: no place to run another task; retry shortly",
+            )
+        })?;
+        Ok(Reserved { _share: share, _place: place, owner: caller.owner() })
     }
 
     /// Makes `call` a task: saves it (working), lets it run on by itself, and returns the
@@ -74,9 +110,11 @@ impl Tasks {
         input: &InputLink,
         cancel: CancellationToken,
         events: broadcast::Sender<ServerEvent>,
+        reserved: Reserved,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let task_id = new_id();
-        let record = TaskRecord::new(task_id.clone(), self.ttl, Some(self.poll_interval));
+        let record = TaskRecord::new(task_id.clone(), self.ttl, Some(self.poll_interval))
+            .with_owner(reserved.owner.clone());
         self.store.save(record.clone()).await.map_err(|e| {
             tracing::error!(error = %e, "the task store failed to save a new task");
             ErrorObject::new(INTERNAL_ERROR, "the task could not be created: its store failed")
@@ -89,7 +127,11 @@ impl Tasks {
             .insert(task_id.clone(), Running { cancel: cancel.clone(), questions: questions.clone() });
         let handle = serde_json::value::to_raw_value(&record.created()).expect("JSON serializes");
         let tasks = self.clone();
-        tokio::spawn(async move { tasks.run(record, call, questions, cancel, events).await });
+        tokio::spawn(async move {
+            tasks.run(record, call, questions, cancel, events).await;
+            // Its share and place are given back once it ended and its state is saved.
+            drop(reserved);
+        });
         Ok(handle)
     }
 
@@ -142,29 +184,38 @@ impl Tasks {
     }
 
     /// `tasks/get`: the task's state, with what its status carries.
-    pub async fn get(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let record = self.find(params).await?;
+    pub async fn get(
+        &self,
+        params: Option<&RawValue>,
+        owner: Option<&str>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let record = self.find(params, owner).await?;
         let detailed = serde_json::value::to_raw_value(&record.detailed()).expect("JSON serializes");
         Ok(complete(&detailed, None))
     }
 
     /// `tasks/update`: the client's answers to the task's questions (those not outstanding are
     /// ignored).
-    pub async fn update(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
+    pub async fn update(
+        &self,
+        params: Option<&RawValue>,
+        owner: Option<&str>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         #[derive(Deserialize)]
-        struct Update {
-            #[serde(rename = "inputResponses", default)]
-            input_responses: Option<Map<String, Value>>,
+        struct Update<'a> {
+            #[serde(rename = "inputResponses", borrow, default)]
+            input_responses: Option<&'a RawValue>,
         }
-        let record = self.find(params).await?;
-        let answers = params
-            .and_then(|p| serde_json::from_str::<Update>(p.get()).ok())
-            .and_then(|u| u.input_responses)
-            .unwrap_or_default();
+        let record = self.find(params, owner).await?;
+        let answers = InputResponses::read(
+            params
+                .and_then(|p| serde_json::from_str::<Update<'_>>(p.get()).ok())
+                .and_then(|u| u.input_responses),
+        );
         let questions =
             self.running.lock().expect("running lock").get(&record.task_id).map(|r| r.questions.clone());
         if let Some(questions) = questions
-            && let Some(version) = questions.answer(&answers)
+            && let Some(version) = questions.answer(|key| answers.answer(key))
         {
             // Acknowledged once the task's state no longer lists the answered questions: a
             // `tasks/get` right after this answer must not see them (the task's own loop saves
@@ -177,8 +228,12 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: stops the task if it still runs (a finished one stays as it is).
-    pub async fn cancel(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let record = self.find(params).await?;
+    pub async fn cancel(
+        &self,
+        params: Option<&RawValue>,
+        owner: Option<&str>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let record = self.find(params, owner).await?;
         if let Some(running) = self.running.lock().expect("running lock").get(&record.task_id) {
             running.cancel.cancel();
         }
@@ -186,7 +241,7 @@ impl Tasks {
     }
 
     /// The task a request names (`taskId`), or "invalid params".
-    async fn find(&self, params: Option<&RawValue>) -> Result<TaskRecord, ErrorObject> {
+    async fn find(&self, params: Option<&RawValue>, owner: Option<&str>) -> Result<TaskRecord, ErrorObject> {
         #[derive(Deserialize)]
         struct Named {
             #[serde(rename = "taskId")]
@@ -195,15 +250,21 @@ impl Tasks {
         let named = params
             .and_then(|p| serde_json::from_str::<Named>(p.get()).ok())
             .ok_or_else(|| ErrorObject::invalid_params("Invalid params: `taskId` is required"))?;
-        match self.store.load(&named.task_id).await {
-            Ok(Some(record)) => Ok(record),
-            Ok(None) => Err(ErrorObject {
+        self.owned(&named.task_id, owner).await
+    }
+
+    /// Task `task_id` if `owner` created it; another caller's task is as unknown as one that
+    /// never existed (same error, same text), so its id reveals nothing.
+    pub async fn owned(&self, task_id: &str, owner: Option<&str>) -> Result<TaskRecord, ErrorObject> {
+        match self.store.load(task_id).await {
+            Ok(Some(record)) if record.owner.as_deref() == owner => Ok(record),
+            Ok(Some(_)) | Ok(None) => Err(ErrorObject {
                 code: INVALID_PARAMS,
-                message: format!("unknown task `{}`", named.task_id),
-                data: Some(json!({"taskId": named.task_id})),
+                message: format!("unknown task `{}`", crate::protocol::jsonrpc::shown(task_id)),
+                data: Some(json!({"taskId": task_id})),
             }),
             Err(e) => {
-                tracing::error!(task = %named.task_id, error = %e, "the task store failed to load a task");
+                tracing::error!(task = %crate::protocol::jsonrpc::shown(task_id), error = %e, "the task store failed to load a task");
                 Err(ErrorObject::new(INTERNAL_ERROR, "the task store failed"))
             }
         }

@@ -34,8 +34,24 @@ pub struct Limits {
     /// The largest `capabilities` a client may declare on `initialize` (kept for the session),
     /// in bytes of JSON. Default 64 KiB.
     pub max_capabilities_bytes: usize,
-    /// Resources one session may subscribe to. Default 256.
+    /// Resources one session may subscribe to, and resources and tasks one
+    /// `subscriptions/listen` stream may follow. Default 256.
     pub max_subscriptions: usize,
+    /// Calls running as tasks on the whole server (2026-07-28 tasks extension). Each also holds
+    /// one of the server's [`max_in_flight`](Self::max_in_flight) places while it runs. A call
+    /// that would become one too many is refused before it starts. Default 256.
+    pub max_tasks: usize,
+    /// Calls running as tasks for one caller (a verified identity, else a connection, else a
+    /// network address). Default 16.
+    pub max_tasks_per_caller: usize,
+    /// `subscriptions/listen` streams open on the whole server (2026-07-28). They hold none of
+    /// the places of ordinary requests. Default 1024.
+    pub max_listen_streams: usize,
+    /// `subscriptions/listen` streams open for one caller. Default 16.
+    pub max_listen_streams_per_caller: usize,
+    /// The largest `requestState` of a multi-round-trip request (2026-07-28): the answers it
+    /// carries from round to round, in bytes of JSON before sealing. Default 256 KiB.
+    pub max_request_state_bytes: usize,
     /// How many bytes of messages may wait for a client that does not read them (per
     /// connection, or per HTTP stream). Answers wait for room, up to `write_timeout`; progress
     /// and log notifications that do not fit are dropped. Default 8 MiB.
@@ -57,6 +73,11 @@ impl Default for Limits {
             max_in_flight: 1024,
             max_capabilities_bytes: 64 * 1024,
             max_subscriptions: 256,
+            max_tasks: 256,
+            max_tasks_per_caller: 16,
+            max_listen_streams: 1024,
+            max_listen_streams_per_caller: 16,
+            max_request_state_bytes: 256 * 1024,
             max_queued_bytes: 8 * 1024 * 1024,
             write_timeout: Duration::from_secs(30),
             request_timeout: None,
@@ -97,6 +118,25 @@ impl Limits {
     /// Sets [`max_subscriptions`](Self::max_subscriptions).
     pub fn max_subscriptions(mut self, subscriptions: usize) -> Self {
         self.max_subscriptions = subscriptions;
+        self
+    }
+    /// Sets [`max_tasks`](Self::max_tasks) and
+    /// [`max_tasks_per_caller`](Self::max_tasks_per_caller) (each at least 1).
+    pub fn max_tasks(mut self, total: usize, per_caller: usize) -> Self {
+        self.max_tasks = total.max(1);
+        self.max_tasks_per_caller = per_caller.max(1);
+        self
+    }
+    /// Sets [`max_listen_streams`](Self::max_listen_streams) and
+    /// [`max_listen_streams_per_caller`](Self::max_listen_streams_per_caller) (each at least 1).
+    pub fn max_listen_streams(mut self, total: usize, per_caller: usize) -> Self {
+        self.max_listen_streams = total.max(1);
+        self.max_listen_streams_per_caller = per_caller.max(1);
+        self
+    }
+    /// Sets [`max_request_state_bytes`](Self::max_request_state_bytes) (at least 1 KiB).
+    pub fn max_request_state_size(mut self, bytes: usize) -> Self {
+        self.max_request_state_bytes = bytes.max(1024);
         self
     }
     /// Sets [`max_queued_bytes`](Self::max_queued_bytes) (at least the largest message).

@@ -3,7 +3,7 @@
 //! the state of each task ([`TaskRecord`]) is kept in a [`TaskStore`], in memory by default
 //! ([`MemoryTaskStore`]), so its result outlives the client's connection.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -83,6 +83,11 @@ pub struct TaskRecord {
     pub error: Option<Value>,
     /// The questions waiting for the client's answers, by key (while input is required).
     pub input_requests: Map<String, Value>,
+    /// Who created it: the caller's verified identity, or its connection (stdio, in process).
+    /// Only the same caller may read, answer or cancel it; to anyone else it does not exist.
+    /// `None` when the server cannot tell callers apart (HTTP without authorization): then
+    /// whoever knows its id may use it.
+    pub owner: Option<String>,
 }
 
 impl TaskRecord {
@@ -100,7 +105,14 @@ impl TaskRecord {
             result: None,
             error: None,
             input_requests: Map::new(),
+            owner: None,
         }
+    }
+
+    /// The same task, created by `owner` (see [`owner`](Self::owner)).
+    pub fn with_owner(mut self, owner: Option<String>) -> Self {
+        self.owner = owner;
+        self
     }
 
     /// Whether the task's time to live has passed.
@@ -185,38 +197,165 @@ pub trait TaskStore: Send + Sync + 'static {
     fn load<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 }
 
-/// Tasks kept in this process's memory, each until its time to live has passed.
-#[derive(Default)]
+/// Tasks kept in this process's memory: at most [`capacity`](Self::capacity) of them (10,000
+/// by default), each ended one until its time to live has passed, and never longer than
+/// [`max_ttl`](Self::max_ttl) after its creation (one hour by default, also for tasks without a
+/// time to live). A running task is kept until it ends (the server bounds how many run). When
+/// the store is full, the ended task that would expire first makes room; a store full of
+/// running tasks refuses new ones.
 pub struct MemoryTaskStore {
-    tasks: Mutex<HashMap<String, TaskRecord>>,
+    capacity: usize,
+    max_ttl: Duration,
+    inner: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    tasks: HashMap<String, TaskRecord>,
+    /// The ended tasks by the time they expire: purging looks at the front only.
+    expiring: BTreeSet<(SystemTime, String)>,
+}
+
+impl Default for MemoryTaskStore {
+    fn default() -> Self {
+        MemoryTaskStore { capacity: 10_000, max_ttl: Duration::from_secs(60 * 60), inner: Mutex::default() }
+    }
 }
 
 impl MemoryTaskStore {
-    /// An empty store.
+    /// An empty store with the default bounds.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps at most `tasks` tasks (at least 1).
+    pub fn capacity(mut self, tasks: usize) -> Self {
+        self.capacity = tasks.max(1);
+        self
+    }
+
+    /// Keeps no task longer than `ttl` after its creation, whatever its own time to live.
+    pub fn max_ttl(mut self, ttl: Duration) -> Self {
+        self.max_ttl = ttl;
+        self
+    }
+
+    /// How many tasks the store holds now.
+    pub fn len(&self) -> usize {
+        self.inner.lock().expect("task store lock").tasks.len()
+    }
+
+    /// Whether the store holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// When `task` is forgotten: its time to live, capped by the store's.
+    fn expiry(&self, task: &TaskRecord) -> SystemTime {
+        let ttl = task.ttl.map_or(self.max_ttl, |ttl| ttl.min(self.max_ttl));
+        task.created_at.checked_add(ttl).unwrap_or(task.created_at)
+    }
+
+    fn store(&self, task: TaskRecord) -> Result<(), TaskStoreError> {
+        let mut kept = self.inner.lock().expect("task store lock");
+        let now = SystemTime::now();
+        // Expired tasks are at the front of the index: a save looks only at those.
+        while let Some(first) = kept.expiring.first()
+            && first.0 < now
+        {
+            let (_, id) = kept.expiring.pop_first().expect("just seen");
+            kept.tasks.remove(&id);
+        }
+        let expiry = self.expiry(&task);
+        let known = kept.tasks.get(&task.task_id).map(|t| t.status.is_terminal());
+        if known.is_none() && kept.tasks.len() >= self.capacity {
+            // The ended task that would go first makes room; running ones are never dropped.
+            let Some((_, id)) = kept.expiring.pop_first() else {
+                return Err(
+                    format!("the task store is full: {} tasks, all still running", self.capacity).into()
+                );
+            };
+            kept.tasks.remove(&id);
+        }
+        if task.status.is_terminal() && known != Some(true) {
+            kept.expiring.insert((expiry, task.task_id.clone()));
+        }
+        kept.tasks.insert(task.task_id.clone(), task);
+        Ok(())
     }
 }
 
 impl fmt::Debug for MemoryTaskStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let count = self.tasks.lock().map(|t| t.len()).unwrap_or_default();
-        f.debug_struct("MemoryTaskStore").field("tasks", &count).finish()
+        f.debug_struct("MemoryTaskStore")
+            .field("tasks", &self.len())
+            .field("capacity", &self.capacity)
+            .field("max_ttl", &self.max_ttl)
+            .finish()
     }
 }
 
 impl TaskStore for MemoryTaskStore {
     fn save(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
-        let mut tasks = self.tasks.lock().expect("task store lock");
-        let now = SystemTime::now();
-        tasks.retain(|_, t| !t.is_expired(now));
-        tasks.insert(task.task_id.clone(), task);
-        Box::pin(async { Ok(()) })
+        let saved = self.store(task);
+        Box::pin(async { saved })
     }
 
     fn load<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        let found = self.tasks.lock().expect("task store lock").get(task_id).cloned();
-        let found = found.filter(|t| !t.is_expired(SystemTime::now()));
+        let found = self.inner.lock().expect("task store lock").tasks.get(task_id).cloned();
+        let now = SystemTime::now();
+        let found = found.filter(|t| !t.status.is_terminal() || self.expiry(t) >= now);
         Box::pin(async move { Ok(found) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(id: &str, ttl: Option<Duration>) -> TaskRecord {
+        let mut task = TaskRecord::new(id, ttl, None);
+        task.status = TaskStatus::Completed;
+        task
+    }
+
+    fn load(store: &MemoryTaskStore, id: &str) -> Option<TaskRecord> {
+        futures_util::FutureExt::now_or_never(store.load(id)).unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_full_store_drops_the_ended_task_that_expires_first_and_never_a_running_one() {
+        let store = MemoryTaskStore::new().capacity(3);
+        store.store(TaskRecord::new("running", None, None)).unwrap();
+        store.store(ended("soon", Some(Duration::from_secs(10)))).unwrap();
+        store.store(ended("later", Some(Duration::from_secs(100)))).unwrap();
+        store.store(ended("new", Some(Duration::from_secs(50)))).unwrap();
+        assert_eq!(store.len(), 3);
+        assert!(load(&store, "soon").is_none(), "the first to expire made room");
+        assert!(load(&store, "running").is_some() && load(&store, "later").is_some());
+        // Updating a kept task needs no room.
+        store.store(ended("running", None)).unwrap();
+        assert_eq!(store.len(), 3);
+
+        let running = MemoryTaskStore::new().capacity(2);
+        running.store(TaskRecord::new("a", None, None)).unwrap();
+        running.store(TaskRecord::new("b", None, None)).unwrap();
+        let error = running.store(TaskRecord::new("c", None, None)).unwrap_err();
+        assert!(error.to_string().contains("full"), "{error}");
+    }
+
+    #[test]
+    fn ended_tasks_expire_by_their_ttl_capped_by_the_store_and_running_ones_stay() {
+        let store = MemoryTaskStore::new().max_ttl(Duration::from_millis(20));
+        store.store(ended("unbounded", None)).unwrap();
+        store.store(ended("long", Some(Duration::from_secs(3600)))).unwrap();
+        store.store(TaskRecord::new("running", Some(Duration::from_millis(1)), None)).unwrap();
+        assert!(load(&store, "unbounded").is_some());
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(load(&store, "unbounded").is_none() && load(&store, "long").is_none());
+        assert!(load(&store, "running").is_some(), "a running task is kept until it ends");
+        // The next save forgets the expired ones (looking only at them).
+        store.store(TaskRecord::new("next", None, None)).unwrap();
+        assert_eq!(store.len(), 2);
     }
 }

@@ -90,13 +90,9 @@ impl StatelessParams<'_> {
         serde_json::from_str(raw.get()).map_err(|e| format!("Invalid params: {e}"))
     }
 
-    /// The answers of `inputResponses` that are objects (anything else counts as no answer).
-    pub fn answers(&self) -> HashMap<String, Value> {
-        let Some(raw) = self.input_responses else { return HashMap::new() };
-        match serde_json::from_str::<Value>(raw.get()) {
-            Ok(Value::Object(map)) => map.into_iter().filter(|(_, v)| v.is_object()).collect(),
-            _ => HashMap::new(),
-        }
+    /// The answers of `inputResponses`, read lazily ([`InputResponses`]).
+    pub fn answers(&self) -> InputResponses<'_> {
+        InputResponses::read(self.input_responses)
     }
 
     /// The `requestState` of a retry (`null` counts as none).
@@ -104,6 +100,25 @@ impl StatelessParams<'_> {
         self.request_state
             .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
             .filter(|state| !state.is_null())
+    }
+}
+
+/// A request's `inputResponses` (a retry's answers, or `tasks/update`'s), by key: the keys are
+/// read, each answer only when a question asked looks for it. Answers to questions nobody asked
+/// are never built, copied or kept, however many a client sends.
+#[derive(Default)]
+pub(crate) struct InputResponses<'a>(HashMap<Cow<'a, str>, &'a RawValue>);
+
+impl<'a> InputResponses<'a> {
+    /// The answers of `raw` (absent, or not an object: none).
+    pub fn read(raw: Option<&'a RawValue>) -> InputResponses<'a> {
+        raw.and_then(|raw| serde_json::from_str(raw.get()).ok()).map(InputResponses).unwrap_or_default()
+    }
+
+    /// The answer under `key`, if it is an object (anything else counts as no answer).
+    pub fn answer(&self, key: &str) -> Option<Value> {
+        let raw = self.0.get(key)?;
+        serde_json::from_str::<Value>(raw.get()).ok().filter(Value::is_object)
     }
 }
 

@@ -27,6 +27,7 @@ pub struct HttpOptions {
     pub(super) max_body_bytes: Option<usize>,
     pub(super) session_idle_timeout: Duration,
     pub(super) max_sessions: usize,
+    pub(super) max_sessions_per_caller: usize,
     pub(super) stateless: bool,
     pub(super) keep_alive: Option<Duration>,
     pub(super) always_sse: bool,
@@ -48,6 +49,7 @@ impl Default for HttpOptions {
             max_body_bytes: None,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 1024,
+            max_sessions_per_caller: 64,
             stateless: false,
             keep_alive: Some(Duration::from_secs(15)),
             always_sse: false,
@@ -106,9 +108,17 @@ impl HttpOptions {
         self
     }
     /// How many sessions the server keeps at most (default 1024); when a new one would be one
-    /// too many, the least recently used is ended.
+    /// too many, its `initialize` is refused (503, `Retry-After`): no caller's session is ever
+    /// ended to make room for another caller's.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions.max(1);
+        self
+    }
+    /// How many sessions one caller keeps at most (default 64): a verified identity, or without
+    /// authorization a network address (behind a proxy, every client shares the proxy's). A
+    /// caller's new session beyond these ends that caller's own least recently used one.
+    pub fn max_sessions_per_caller(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_caller = sessions.max(1);
         self
     }
     /// How long an unused session is kept (default 30 minutes; a session running a request or

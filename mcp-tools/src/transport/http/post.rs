@@ -14,7 +14,9 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::auth::step_up;
-use super::sessions::{HttpSession, HttpState, LastSeen, named_session, principal, unsupported_version};
+use super::sessions::{
+    HttpSession, HttpState, LastSeen, named_session, principal, session_caller, unsupported_version,
+};
 use super::sse::{Hub, call_stream, hub_events, sse_response};
 use super::stateless;
 use super::wire::{
@@ -36,6 +38,8 @@ struct Target {
     named: Option<Arc<HttpSession>>,
     issued: Option<String>,
     owner: Option<String>,
+    /// Whose share of the sessions a new session takes.
+    caller: String,
 }
 
 /// A POST's answer. Its future is an `async` block over the request's parts: an `async fn`
@@ -179,17 +183,23 @@ fn find_session(state: &HttpState, parts: &Parts, is_initialize: bool) -> Result
             let version = headers.get(&VERSION_HEADER).and_then(|v| v.to_str().ok());
             Session::new_stateless(shared.clone(), version)
         };
-        return Ok(Target { session, session_id: None, named: None, issued: None, owner });
+        let caller = String::new();
+        return Ok(Target { session, session_id: None, named: None, issued: None, owner, caller });
     }
     if is_initialize {
+        // A full server refuses before the session does any work.
+        let caller = session_caller(&parts.extensions);
+        state.admit(&caller)?;
         let id = uuid::Uuid::new_v4().simple().to_string();
         // Events are forwarded once the session is registered (initialize succeeded).
         let session = Session::new(shared.clone(), None);
-        return Ok(Target { session, session_id: Some(id.clone()), named: None, issued: Some(id), owner });
+        let issued = Some(id.clone());
+        return Ok(Target { session, session_id: Some(id), named: None, issued, owner, caller });
     }
     let (id, http_session) = named_session(state, headers, &parts.extensions)?;
     let session = http_session.session.clone();
-    Ok(Target { session, session_id: Some(id), named: Some(http_session), issued: None, owner })
+    let caller = String::new();
+    Ok(Target { session, session_id: Some(id), named: Some(http_session), issued: None, owner, caller })
 }
 
 /// The answer to a message handled by its session: 202, 400 with the error, the JSON answer, or
@@ -225,16 +235,20 @@ fn answer(
             if let (Some(id), true) = (&target.issued, initialized)
                 && let Ok(value) = HeaderValue::from_str(id)
             {
-                target.session.forward_events();
-                state.insert(
+                let registered = state.insert(
                     id.clone(),
                     Arc::new(HttpSession {
                         session: target.session.clone(),
                         last_seen: LastSeen::now(),
                         hub: Hub::new(state.server.shared.limits.max_queued_bytes),
                         owner: target.owner.clone(),
+                        caller: target.caller.clone(),
                     }),
                 );
+                if let Err(refused) = registered {
+                    return refused;
+                }
+                target.session.forward_events();
                 response.headers_mut().insert(SESSION_HEADER.clone(), value);
             }
             return response;

@@ -16,6 +16,7 @@ use super::options::HttpOptions;
 use super::sse::{Hub, hub_events, sse_event, sse_response};
 use super::wire::{SESSION_HEADER, VERSION_HEADER, accepts, plain, rpc_error_response};
 use crate::context::auth::AuthInfo;
+use crate::dispatch::quota::identity_key;
 use crate::dispatch::session::Session;
 use crate::protocol::{Era, INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::Server;
@@ -27,6 +28,8 @@ pub(super) struct HttpSession {
     pub hub: Hub,
     /// Who opened it (with authorization): no one else may use it.
     pub owner: Option<String>,
+    /// Whose share of the sessions it takes: its owner, else the address it was opened from.
+    pub caller: String,
 }
 /// What every request of the endpoint reads.
 pub(super) struct HttpState {
@@ -43,27 +46,73 @@ pub(super) struct HttpState {
 }
 
 impl HttpState {
-    /// Registers a new session; when the server holds its limit of sessions, the least recently
-    /// used one is ended to make room.
-    pub fn insert(&self, id: String, session: Arc<HttpSession>) {
+    /// Whether a session for `caller` could be registered now: the caller may always replace
+    /// its own oldest one; otherwise the server must be below its limit. Checked before an
+    /// `initialize` runs, so a refused one does no work (registering checks again).
+    #[allow(clippy::result_large_err)] // the error is the response itself, returned at once
+    pub fn admit(&self, caller: &str) -> Result<(), Response> {
+        let sessions = self.sessions.read().expect("sessions lock");
+        let theirs = sessions.values().filter(|s| s.caller == caller).count();
+        if theirs >= self.options.max_sessions_per_caller || sessions.len() < self.options.max_sessions {
+            return Ok(());
+        }
+        drop(sessions);
+        Err(self.full())
+    }
+
+    /// Registers a new session. A caller holding its limit of sessions ends its own least
+    /// recently used one to make room; a full server refuses the new one (it never ends another
+    /// caller's session).
+    #[allow(clippy::result_large_err)] // the error is the response itself, returned at once
+    pub fn insert(&self, id: String, session: Arc<HttpSession>) -> Result<(), Response> {
         let evicted = {
             let mut sessions = self.sessions.write().expect("sessions lock");
-            let evicted = if sessions.len() >= self.options.max_sessions {
-                let oldest = sessions.iter().min_by_key(|(_, s)| s.last_seen.get()).map(|(id, _)| id.clone());
-                oldest.and_then(|id| sessions.remove(&id))
-            } else {
-                None
+            let theirs = sessions.iter().filter(|(_, s)| s.caller == session.caller);
+            let (count, oldest) = theirs.fold((0, None::<(&String, Instant)>), |(n, oldest), (id, s)| {
+                let seen = s.last_seen.get();
+                let older = oldest.is_none_or(|(_, at)| seen < at);
+                (n + 1, if older { Some((id, seen)) } else { oldest })
+            });
+            let evicted = match oldest {
+                Some((id, _)) if count >= self.options.max_sessions_per_caller => {
+                    let id = id.clone();
+                    sessions.remove(&id)
+                }
+                _ if sessions.len() >= self.options.max_sessions => {
+                    drop(sessions);
+                    session.session.close();
+                    return Err(self.full());
+                }
+                _ => None,
             };
             sessions.insert(id, session);
             evicted
         };
         if let Some(evicted) = evicted {
             tracing::info!(
-                limit = self.options.max_sessions,
-                "too many sessions: the least recently used one is ended"
+                limit = self.options.max_sessions_per_caller,
+                "a caller opened more sessions than its limit: its least recently used one is ended"
             );
             evicted.session.close();
         }
+        Ok(())
+    }
+
+    /// The answer to an `initialize` when the server holds its limit of sessions.
+    fn full(&self) -> Response {
+        tracing::warn!(limit = self.options.max_sessions, "too many sessions: a new one was refused");
+        let message = format!(
+            "Service Unavailable: this server holds {} sessions, its limit; retry later",
+            self.options.max_sessions
+        );
+        let mut response = rpc_error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            crate::protocol::INTERNAL_ERROR,
+            message,
+        );
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+        response
     }
 
     /// Whether no request has a session: stateless mode, or the 2026-07-28 revision only.
@@ -165,9 +214,21 @@ pub(super) fn named_session(
     }
 }
 
-/// Who is calling, when the request carries a verified identity.
+/// Who is calling, when the request carries a verified identity: its subject, else its client,
+/// each in its own name space.
 pub(super) fn principal(extensions: &http::Extensions) -> Option<String> {
-    extensions.get::<Arc<AuthInfo>>().and_then(|info| info.principal().map(str::to_owned))
+    extensions.get::<Arc<AuthInfo>>().and_then(|info| identity_key(info))
+}
+
+/// Whose share of the sessions a request's new session takes: the caller's identity, else the
+/// address it comes from (everyone behind one proxy, without authorization).
+pub(super) fn session_caller(extensions: &http::Extensions) -> String {
+    principal(extensions).unwrap_or_else(|| {
+        match extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>() {
+            Some(info) => format!("address:{}", info.0.ip()),
+            None => "anonymous".to_owned(),
+        }
+    })
 }
 
 /// A 2025-11-25 request whose `MCP-Protocol-Version` header names a revision this server does

@@ -1,0 +1,217 @@
+//! Who a request comes from ([`Caller`]), and the shares of the server's lasting resources
+//! (running tasks, listen streams) each caller may hold ([`Quota`]): so that one caller's tasks
+//! or streams cannot take what every other caller needs.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::context::auth::AuthInfo;
+
+/// Who a request comes from, as far as the server can tell them apart.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Caller {
+    /// A verified identity (HTTP with authorization): [`identity_key`].
+    Identity(Arc<str>),
+    /// One connection (stdio, in process): whoever holds it.
+    Connection(u64),
+    /// A network address (HTTP without authorization): everyone behind it.
+    Address(IpAddr),
+    /// Nothing tells this caller apart from others (HTTP without authorization, mounted in a
+    /// router that keeps no peer address).
+    Anonymous,
+}
+
+impl Caller {
+    /// The caller of a request: its verified identity, else its connection, else its address.
+    pub fn of(auth: Option<&AuthInfo>, connection: Option<u64>, address: Option<IpAddr>) -> Caller {
+        if let Some(key) = auth.and_then(identity_key) {
+            return Caller::Identity(key.into());
+        }
+        match (connection, address) {
+            (Some(connection), _) => Caller::Connection(connection),
+            (None, Some(address)) => Caller::Address(address),
+            (None, None) => Caller::Anonymous,
+        }
+    }
+
+    /// Who owns what this caller creates (a task): an identity or a connection. An address or
+    /// nobody owns nothing: without authorization over HTTP, requests cannot be told apart, and
+    /// whoever knows a task's id (128 random bits) may use it.
+    pub fn owner(&self) -> Option<String> {
+        match self {
+            Caller::Identity(key) => Some(key.to_string()),
+            Caller::Connection(n) => Some(format!("connection:{n}")),
+            Caller::Address(_) | Caller::Anonymous => None,
+        }
+    }
+}
+
+impl fmt::Display for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Caller::Identity(key) => f.write_str(key),
+            Caller::Connection(n) => write!(f, "connection {n}"),
+            Caller::Address(address) => write!(f, "address {address}"),
+            Caller::Anonymous => f.write_str("an anonymous caller"),
+        }
+    }
+}
+
+/// The key that identifies a token's holder: its subject, else its client, each in its own name
+/// space (a client whose id is another subject's `sub` is not that subject).
+pub(crate) fn identity_key(auth: &AuthInfo) -> Option<String> {
+    match (&auth.subject, &auth.client_id) {
+        (Some(subject), _) => Some(format!("sub:{subject}")),
+        (None, Some(client)) => Some(format!("client:{client}")),
+        (None, None) => None,
+    }
+}
+
+/// A new connection's number (unique in this process).
+pub(crate) fn next_connection() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A bounded resource shared by the server's callers: at most `total` held at once, and at most
+/// `per_caller` by any one caller.
+pub(crate) struct Quota {
+    what: &'static str,
+    total: usize,
+    per_caller: usize,
+    held: Mutex<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    total: usize,
+    by_caller: HashMap<Caller, usize>,
+}
+
+/// Why a share was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The caller holds its share already.
+    Caller { limit: usize },
+    /// The server holds its limit already.
+    Total { limit: usize },
+}
+
+impl Quota {
+    /// At most `total` of `what` (a plural, for messages), `per_caller` for each caller.
+    pub fn new(what: &'static str, total: usize, per_caller: usize) -> Arc<Quota> {
+        Arc::new(Quota { what, total, per_caller, held: Mutex::default() })
+    }
+
+    /// One share for `caller`, held until the returned guard is dropped.
+    pub fn take(self: &Arc<Self>, caller: &Caller) -> Result<Share, Refused> {
+        let mut held = self.held.lock().expect("quota lock");
+        let mine = held.by_caller.get(caller).copied().unwrap_or(0);
+        if mine >= self.per_caller {
+            return Err(Refused::Caller { limit: self.per_caller });
+        }
+        if held.total >= self.total {
+            return Err(Refused::Total { limit: self.total });
+        }
+        held.total += 1;
+        *held.by_caller.entry(caller.clone()).or_default() += 1;
+        Ok(Share { quota: self.clone(), caller: caller.clone() })
+    }
+
+    /// The message of a refusal: what is full, and what to do.
+    pub fn refusal(&self, refused: &Refused) -> String {
+        let what = self.what;
+        match refused {
+            Refused::Caller { limit } => format!(
+                "too many {what}: this caller already has {limit}, the server's limit per caller; \
+                 end some first"
+            ),
+            Refused::Total { limit } => {
+                format!("the server is busy: {limit} {what} are open, its limit; retry later")
+            }
+        }
+    }
+
+    /// How many shares are held, in all and by `caller`.
+    #[cfg(test)]
+    pub fn held(&self, caller: &Caller) -> (usize, usize) {
+        let held = self.held.lock().expect("quota lock");
+        (held.total, held.by_caller.get(caller).copied().unwrap_or(0))
+    }
+}
+
+/// One share of a [`Quota`], given back when dropped.
+pub(crate) struct Share {
+    quota: Arc<Quota>,
+    caller: Caller,
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        let mut held = self.quota.held.lock().expect("quota lock");
+        held.total -= 1;
+        if let Some(mine) = held.by_caller.get_mut(&self.caller) {
+            *mine -= 1;
+            if *mine == 0 {
+                held.by_caller.remove(&self.caller);
+            }
+        }
+    }
+}
+
+/// Something held until this guard is dropped, then given back (a place among the server's
+/// running requests: [`Shared::hold_place`](super::shared::Shared::hold_place)).
+pub(crate) struct Held(Option<Box<dyn FnOnce() + Send + Sync>>);
+
+impl Held {
+    /// Held until dropped; then `give_back` runs.
+    pub fn new(give_back: impl FnOnce() + Send + Sync + 'static) -> Held {
+        Held(Some(Box::new(give_back)))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(give_back) = self.0.take() {
+            give_back();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_are_bounded_per_caller_and_in_all_and_given_back() {
+        let quota = Quota::new("streams", 3, 2);
+        let (a, b, c) = (Caller::Connection(1), Caller::Connection(2), Caller::Connection(3));
+        let a1 = quota.take(&a).unwrap();
+        let _a2 = quota.take(&a).unwrap();
+        assert_eq!(quota.take(&a).err(), Some(Refused::Caller { limit: 2 }));
+        let _b1 = quota.take(&b).unwrap();
+        assert_eq!(quota.take(&c).err(), Some(Refused::Total { limit: 3 }));
+        drop(a1);
+        assert_eq!(quota.held(&a), (2, 1));
+        let _c1 = quota.take(&c).unwrap();
+        assert!(quota.refusal(&Refused::Caller { limit: 2 }).contains("too many streams"));
+    }
+
+    #[test]
+    fn identities_keep_subjects_and_clients_apart() {
+        let subject = AuthInfo::new("alice");
+        let client = AuthInfo::default().client_id("alice");
+        assert_ne!(identity_key(&subject), identity_key(&client));
+        assert_eq!(identity_key(&AuthInfo::default()), None);
+        let by_identity = Caller::of(Some(&subject), Some(7), None);
+        assert_eq!(by_identity, Caller::Identity("sub:alice".into()));
+        assert_eq!(Caller::of(Some(&AuthInfo::default()), Some(7), None), Caller::Connection(7));
+        let address: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(Caller::of(None, None, Some(address)), Caller::Address(address));
+        assert_eq!(Caller::of(None, None, None).owner(), None);
+        assert_eq!(Caller::Connection(7).owner().as_deref(), Some("connection:7"));
+    }
+}
