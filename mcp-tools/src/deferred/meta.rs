@@ -159,6 +159,16 @@ struct DeferredCatalog {
     blocking: Arc<tokio::sync::Semaphore>,
 }
 
+impl DeferredCatalog {
+    /// The tags of the tools `shown` keeps (by index), in the index's order.
+    fn tags_of(&self, shown: impl Fn(usize) -> bool) -> Vec<&str> {
+        let tagged = |tag: &str| {
+            self.docs.iter().enumerate().any(|(doc, entry)| shown(doc) && entry.tags.iter().any(|t| t == tag))
+        };
+        self.index.tags().iter().map(|(t, _)| t.as_str()).filter(|tag| tagged(tag)).collect()
+    }
+}
+
 impl DeferredTools {
     /// How these tools (sorted by name) are served deferred: the four meta-tools to add, which
     /// own the search index over the tools, and what `tools/list` shows: the meta-tools, then the
@@ -257,17 +267,8 @@ fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
     let names = &catalog.config.names;
     // Every caller reads these definitions: they count and name only what every caller may
     // see (tools that need no scopes), so the tools some callers may not use stay unknown.
-    let open = |doc: &&Arc<ToolEntry>| doc.scopes.is_empty();
     let all_open = catalog.docs.iter().all(|doc| doc.scopes.is_empty());
-    let tags: Vec<&str> = catalog
-        .index
-        .tags()
-        .iter()
-        .map(|(t, _)| t.as_str())
-        .filter(|tag| {
-            all_open || catalog.docs.iter().filter(open).any(|doc| doc.tags.iter().any(|t| t == tag))
-        })
-        .collect();
+    let tags = catalog.tags_of(|doc| catalog.docs[doc].scopes.is_empty());
     let count = if all_open { format!("{} ", catalog.docs.len()) } else { String::new() };
     let tag_text = if tags.is_empty() { String::new() } else { format!(" Tags: {}.", tags.join(", ")) };
     let mut tags_schema = json!({"type": "array", "items": {"type": "string"}, "description": "Only tools with one of these tags."});
@@ -502,18 +503,7 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, caller: Option<&AuthInfo>
         .collect();
     let hint = (page.total == 0).then(|| {
         // Only the tags of tools this caller may see.
-        let tags: Vec<&str> = catalog
-            .index
-            .tags()
-            .iter()
-            .map(|(t, _)| t.as_str())
-            .filter(|tag| {
-                let seen = |(doc, entry): (usize, &Arc<ToolEntry>)| {
-                    visible.is_none_or(|v| v(doc)) && entry.tags.iter().any(|t| t == tag)
-                };
-                catalog.docs.iter().enumerate().any(seen)
-            })
-            .collect();
+        let tags = catalog.tags_of(|doc| visible.is_none_or(|v| v(doc)));
         if args.query.trim().is_empty() {
             "No tool has these tags.".to_owned()
         } else if tags.is_empty() {
