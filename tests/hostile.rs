@@ -135,11 +135,14 @@ enum Expect {
 
 use Expect::{Error, Nothing, Result as Ok_, ToolError as ToolErr};
 
-/// Where the input goes: a session already initialized, or a fresh connection.
+/// Where the input goes: a session already initialized, a fresh connection, or a fresh
+/// connection of the stateless revision (2026-07-28: no session, and after the case the normal
+/// call is a 2026-07-28 one too).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Setup {
     Initialized,
     Fresh,
+    Stateless,
 }
 
 struct Case {
@@ -172,6 +175,10 @@ impl Case {
         self.setup = Setup::Fresh;
         self
     }
+    fn stateless(mut self) -> Self {
+        self.setup = Setup::Stateless;
+        self
+    }
     fn after(mut self, prelude: Vec<Value>) -> Self {
         self.prelude = prelude;
         self
@@ -194,6 +201,15 @@ fn call(id: i64, name: &str, arguments: Value) -> Vec<u8> {
 
 fn request(id: i64, method: &str, params: Value) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string().into_bytes()
+}
+
+/// A 2026-07-28 request: `params` with the envelope (declaring the tasks extension).
+fn stateless(id: i64, method: &str, mut params: Value) -> Vec<u8> {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    request(id, method, params)
 }
 
 fn subscribe(id: i64, uri: &str) -> Value {
@@ -223,6 +239,8 @@ fn cases() -> Vec<Case> {
             json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}),
         )
     };
+    let unasked: serde_json::Map<String, Value> =
+        (0..50_000).map(|i| (format!("q{i}"), json!({"action": "accept"}))).collect();
     let mut hundred_mb = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"".to_vec();
     hundred_mb.resize(100 << 20, b'a');
     vec![
@@ -291,6 +309,19 @@ fn cases() -> Vec<Case> {
         case("subscribing to a 1 MiB URI (not echoed whole)", subscribe(11, &huge_uri).to_string(), Error(json!(11), INVALID_PARAMS, "(1048583 bytes)")),
         case("one subscription too many", subscribe(11, "test://c").to_string(), Error(json!(11), INVALID_PARAMS, "already has 2 subscriptions"))
             .after(vec![subscribe(21, "test://a"), subscribe(22, "test://b")]),
+        // 2026-07-28: what a listen stream follows, tasks, the answers of input rounds.
+        case("listening to a resource this server does not serve", stateless(12, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": ["test://nope"]}})), Error(json!(12), INVALID_PARAMS, "no such resource"))
+            .stateless().http_status(StatusCode::BAD_REQUEST),
+        case("listening to more resources than a stream may follow", stateless(12, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": ["test://a", "test://b", "test://c"]}})), Error(json!(12), INVALID_PARAMS, "at most 2 resources and tasks"))
+            .stateless().http_status(StatusCode::BAD_REQUEST),
+        case("listening to a task that is not the caller's", stateless(12, "subscriptions/listen", json!({"notifications": {"taskIds": ["0123456789abcdef0123456789abcdef"]}})), Error(json!(12), INVALID_PARAMS, "unknown task"))
+            .stateless().http_status(StatusCode::BAD_REQUEST),
+        case("reading a task that is not the caller's", stateless(12, "tasks/get", json!({"taskId": "0123456789abcdef0123456789abcdef"})), Error(json!(12), INVALID_PARAMS, "unknown task"))
+            .stateless().http_status(StatusCode::BAD_REQUEST),
+        case("a requestState larger than any issued", stateless(12, "tools/call", json!({"name": "echo", "arguments": {"text": "x"}, "requestState": format!("v1.{}.sig", "A".repeat(2 << 20))})), Error(json!(12), INVALID_PARAMS, "larger than any this server issues"))
+            .stateless().http_status(StatusCode::BAD_REQUEST),
+        case("50 000 answers to questions never asked", stateless(12, "tools/call", json!({"name": "echo", "arguments": {"text": "x"}, "inputResponses": unasked})), Ok_(json!(12), r#""text":"x""#))
+            .stateless(),
         // Notifications and responses: never answered.
         case("an unknown notification", r#"{"jsonrpc":"2.0","method":"notifications/nope"}"#, Nothing),
         case("cancelling an unknown request", r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}"#, Nothing),
@@ -410,8 +441,23 @@ async fn every_hostile_input_over_stdio_gets_its_answer_and_the_server_keeps_ser
             let answer = stdio.recv().await;
             failures.extend(check(case.name, &case.expect, &answer).err());
         }
-        if case.setup == Setup::Fresh {
-            stdio.initialize().await;
+        match case.setup {
+            Setup::Fresh => stdio.initialize().await,
+            Setup::Initialized => {}
+            Setup::Stateless => {
+                stdio
+                    .send(&stateless(
+                        1000,
+                        "tools/call",
+                        json!({"name": "echo", "arguments": {"text": "still here"}}),
+                    ))
+                    .await;
+                let answer = stdio.recv().await;
+                assert_eq!(answer["result"]["content"][0]["text"], "still here", "{}: {answer}", case.name);
+                drop(stdio.input);
+                assert!(stdio.served.await.unwrap().is_ok(), "{}: the server ends cleanly", case.name);
+                continue;
+            }
         }
         stdio.still_serves(case.name).await;
         drop(stdio.input);
@@ -436,6 +482,17 @@ fn post(body: Vec<u8>, session: Option<&str>) -> Request<Body> {
         .header(header::CONTENT_TYPE, "application/json");
     if let Some(session) = session {
         request = request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+    }
+    // A 2026-07-28 request's headers repeat its body (as a client's do).
+    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Some(version) = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str() {
+        request = request
+            .header("mcp-protocol-version", version)
+            .header("mcp-method", message["method"].as_str().unwrap_or_default());
+        let params = &message["params"];
+        if let Some(name) = ["name", "uri", "taskId"].iter().find_map(|k| params[*k].as_str()) {
+            request = request.header("mcp-name", name);
+        }
     }
     request.body(Body::from(body)).unwrap()
 }
@@ -474,7 +531,7 @@ async fn every_hostile_input_over_http_gets_its_answer_and_the_server_keeps_serv
     for case in cases {
         let session = match case.setup {
             Setup::Initialized => Some(http_session(&app).await),
-            Setup::Fresh => None,
+            Setup::Fresh | Setup::Stateless => None,
         };
         for message in &case.prelude {
             let (status, answer, _) =
