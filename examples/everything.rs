@@ -6,6 +6,9 @@
 //! cargo run --example everything -- --http 127.0.0.1:3000 --sse --resumable
 //! # then: conformance server --url http://localhost:3000/mcp --requirements 2026-07-28
 //! ```
+//!
+//! With `OTEL_EXPORTER_OTLP_ENDPOINT` set (or `--otel`), every request is also an OpenTelemetry
+//! span exported to that OTLP collector (`scripts/otel-e2e.sh` checks it with a real one).
 
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
@@ -40,6 +43,10 @@ const WAV: &[u8] = &[
 /// Tests simple text content response
 #[tool]
 async fn test_simple_text() -> &'static str {
+    // A span of the handler's own: with telemetry on (`--otel`, or OTEL_EXPORTER_OTLP_ENDPOINT
+    // set), a child of the request's span (scripts/otel-e2e.sh finds it in a real collector).
+    let _span = tracing::info_span!("compose_text", fixture = "conformance").entered();
+    tracing::info!("composing the simple text");
     "This is a simple text response for testing."
 }
 

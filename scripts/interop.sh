@@ -49,6 +49,12 @@
 #    over stdio to the TypeScript SDK 1.x: every generated tool passes the client's strict
 #    listTools, every output schema compiles, and deferred search finds the operation meant by
 #    natural requests.
+# 8. OpenTelemetry end to end (scripts/otel-e2e.sh): everything, over stdio (2025-11-25) and
+#    Streamable HTTP (2026-07-28), exports its request spans by OTLP to a real collector, Arize
+#    Phoenix (PyPI, tests/interop/otel/requirements.txt, a venv in .cache/interop/otel/), and
+#    tests/interop/otel_e2e.py checks there the client's traceparent (`_meta` or the HTTP header)
+#    -> the server span (name, attributes of the MCP semantic conventions) -> the handler's span,
+#    and that mcp.server.operation.duration reaches an OTLP metrics endpoint.
 #
 # Everything downloaded goes to .cache/interop/ (git-ignored; kept between runs), except Debian
 # packages and tests/interop/node_modules. Servers bind to 127.0.0.1 on free ports and are
@@ -76,28 +82,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 export DEBIAN_FRONTEND=noninteractive
 export PYTHONDONTWRITEBYTECODE=1
 
-PASSED=0
-FAILED=0
-START=$SECONDS
-
-ok() {
-  PASSED=$((PASSED + 1))
-  echo "ok - $1"
-}
-not_ok() {
-  FAILED=$((FAILED + 1))
-  echo "not ok - $1"
-}
-note() { echo "# $*"; }
+# shellcheck source=scripts/tap.sh
+source "$ROOT/scripts/tap.sh"
 section() { echo "# ==== $* ($((SECONDS - START)) s)"; }
-
-# Prints the last lines of a log file as comments.
-show_tail() {
-  local file="$1" n="${2:-20}"
-  [ -s "$file" ] || return 0
-  note "last lines of ${file#"$ROOT"/}:"
-  tail -n "$n" "$file" | sed 's/^/#   /'
-}
 
 # --- processes we start; all stopped on exit -------------------------------------------------
 PIDS=()        # servers
@@ -735,6 +722,10 @@ else
     run_checks openapi-github 240 node "$INTEROP/openapi_github.mjs" "$TARGET_DIR/debug/examples/openapi" "$GITHUB_SPEC"
   fi
 fi
+
+# === 8. OpenTelemetry end to end ==============================================================
+section "8. OpenTelemetry: everything's spans by OTLP to Arize Phoenix (scripts/otel-e2e.sh)"
+run_checks otel-e2e 1800 env OTEL_E2E_DIR="$CACHE/otel" bash "$ROOT/scripts/otel-e2e.sh"
 
 # Servers that died on their own are failures too (the clean-up below stops the rest).
 for pair in "$PID_SSE everything-sse" "$PID_JSON everything-json"; do

@@ -250,6 +250,26 @@ async fn every_operation_becomes_a_described_tool() {
 }
 
 #[tokio::test]
+async fn operations_go_through_the_servers_layers() {
+    let base = mock_api().await;
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    let layer = tower::layer::layer_fn(move |inner: mcp_tools::middleware::ToolService| {
+        let record = record.clone();
+        tower::service_fn(move |call: mcp_tools::middleware::ToolCall| {
+            record.lock().unwrap().push(format!("{} {}", call.name(), call.arguments().get()));
+            inner.clone().oneshot(call)
+        })
+    });
+    let tools = api(&base).tools().unwrap();
+    let server = Server::builder().inventory(false).tools(tools).layer(layer).build().unwrap();
+    let c = TestClient::connect(&server).await;
+    let pet = c.call("getPet", json!({"petId": 3})).await.unwrap();
+    assert_eq!(pet.structured(), Some(&json!({"id": 3, "name": "Rex"})));
+    assert_eq!(*seen.lock().unwrap(), [r#"getPet {"petId":3}"#]);
+}
+
+#[tokio::test]
 async fn calls_reach_the_api_with_every_parameter_location_and_body() {
     let base = mock_api().await;
     let c = client(&api(&base)).await;

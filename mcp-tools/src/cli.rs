@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+#[cfg(feature = "otel")]
+use crate::middleware::Telemetry;
+use crate::protocol::Implementation;
 use crate::server::{Server, ServerBuilder};
 use crate::transport::memory::Connection;
 
@@ -41,12 +44,37 @@ USAGE:
       without disconnecting the host (its `initialize` replayed, `list_changed` sent)
   {bin} --help | --version
 
+  --otel (with any of the above)
+      OpenTelemetry: a span per request (named and attributed after the MCP semantic
+      conventions) and the mcp.server.operation.duration metric, exported by OTLP over HTTP as
+      the OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...). On by
+      itself when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
+      Needs the `otel` feature of mcp-tools.
+
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
 
-/// Logs to stderr (stdout carries only protocol messages), filtered by `RUST_LOG`.
-fn init_logging() {
+/// The command line's telemetry: [`Telemetry`] with the `otel` feature, none without.
+#[cfg(not(feature = "otel"))]
+type Telemetry = std::convert::Infallible;
+
+/// Logs to stderr (stdout carries only protocol messages), filtered by `RUST_LOG`; with
+/// telemetry, spans go to its OpenTelemetry layer too (which has a filter of its own).
+fn init_logging(telemetry: Option<&Telemetry>) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    #[cfg(feature = "otel")]
+    if let Some(telemetry) = telemetry {
+        use tracing_subscriber::Layer as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        // `RUST_LOG` filters the log only: the telemetry's layer sees the spans it turns off.
+        let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false);
+        let _ =
+            tracing_subscriber::registry().with(log.with_filter(filter)).with(telemetry.layer()).try_init();
+        return;
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = telemetry;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -69,11 +97,28 @@ impl ServerBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        init_logging();
-        match self.build() {
-            Ok(server) => server.run_with_args(args),
+        let mut args: Vec<String> = args.into_iter().map(Into::into).collect();
+        #[cfg(feature = "otel")]
+        let given = self.telemetry_given().cloned();
+        #[cfg(not(feature = "otel"))]
+        let given = None;
+        let telemetry = match telemetry(&mut args, given, self.identity()) {
+            Ok(telemetry) => telemetry,
+            Err(code) => return code,
+        };
+        init_logging(telemetry.as_ref());
+        #[cfg(feature = "otel")]
+        let this = match &telemetry {
+            Some(telemetry) if self.telemetry_given().is_none() => self.telemetry(telemetry.clone()),
+            _ => self,
+        };
+        #[cfg(not(feature = "otel"))]
+        let this = self;
+        match this.build() {
+            Ok(server) => run_built(server, args, telemetry),
             Err(e) => {
                 eprintln!("{e}");
+                shut_down(telemetry);
                 ExitCode::from(2)
             }
         }
@@ -99,19 +144,21 @@ impl Server {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        init_logging();
-        let args: Vec<String> = args.into_iter().map(Into::into).collect();
-        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("error: cannot start the async runtime: {e}");
-                return ExitCode::from(2);
-            }
+        let mut args: Vec<String> = args.into_iter().map(Into::into).collect();
+        #[cfg(feature = "otel")]
+        let given = self.telemetry().cloned();
+        #[cfg(not(feature = "otel"))]
+        let given = None;
+        let telemetry = match telemetry(&mut args, given, self.info()) {
+            Ok(telemetry) => telemetry,
+            Err(code) => return code,
         };
-        let code = runtime.block_on(self.run_cli(args));
-        // Do not wait for a blocked stdin read to return.
-        runtime.shutdown_timeout(Duration::from_millis(100));
-        code
+        init_logging(telemetry.as_ref());
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = &telemetry {
+            self.set_telemetry(telemetry.clone());
+        }
+        run_built(self, args, telemetry)
     }
 
     /// Runs the ready-made command line on `args` (without the program name):
@@ -129,6 +176,22 @@ impl Server {
     {
         run(self, args.into_iter().map(Into::into).collect()).await
     }
+}
+
+/// Runs the command line on a new Tokio runtime, then flushes and shuts the telemetry down.
+fn run_built(server: Server, args: Vec<String>, telemetry: Option<Telemetry>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = runtime.block_on(server.run_cli(args));
+    // Do not wait for a blocked stdin read to return.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    shut_down(telemetry);
+    code
 }
 
 async fn run(server: &Server, args: Vec<String>) -> ExitCode {
@@ -417,4 +480,61 @@ impl AuthFlags {
 async fn http(_: &Server, _: &[&str], _: &str) -> ExitCode {
     eprintln!("error: this binary was built without the `http` feature of mcp-tools");
     ExitCode::from(2)
+}
+
+/// Takes `--otel` out of `args`, and gives the telemetry to run with: the server's own, else one
+/// from the `OTEL_*` variables with `--otel` or when they ask for it ([`Telemetry::enabled_by_env`]).
+/// `--otel` with telemetry that cannot be set up is an error (exit code 2); without `--otel`, a
+/// warning, and the server runs without.
+#[cfg(feature = "otel")]
+fn telemetry(
+    args: &mut Vec<String>,
+    given: Option<Telemetry>,
+    info: &Implementation,
+) -> Result<Option<Telemetry>, ExitCode> {
+    let flag = take_otel_flag(args);
+    if given.is_some() || !(flag || Telemetry::enabled_by_env()) {
+        return Ok(given);
+    }
+    match Telemetry::from_env_as(&info.name, &info.version) {
+        Ok(telemetry) => Ok(Some(telemetry)),
+        Err(e) if flag => {
+            eprintln!("error: --otel: {e}");
+            Err(ExitCode::from(2))
+        }
+        Err(e) => {
+            eprintln!("warning: OpenTelemetry is off: {e}");
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(not(feature = "otel"))]
+fn telemetry(
+    args: &mut Vec<String>,
+    _: Option<Telemetry>,
+    _: &Implementation,
+) -> Result<Option<Telemetry>, ExitCode> {
+    if take_otel_flag(args) {
+        eprintln!("error: --otel: this binary was built without the `otel` feature of mcp-tools");
+        return Err(ExitCode::from(2));
+    }
+    Ok(None)
+}
+
+/// Whether `args` had `--otel` (taken out: it goes with any command).
+fn take_otel_flag(args: &mut Vec<String>) -> bool {
+    let before = args.len();
+    args.retain(|arg| arg != "--otel");
+    args.len() != before
+}
+
+/// Exports what the telemetry holds and shuts it down.
+fn shut_down(telemetry: Option<Telemetry>) {
+    #[cfg(feature = "otel")]
+    if let Some(Err(e)) = telemetry.map(|telemetry| telemetry.shutdown()) {
+        eprintln!("warning: {e}");
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = telemetry;
 }

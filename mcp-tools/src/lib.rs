@@ -36,6 +36,7 @@
 //! * [`testing::TestClient`]: call tools in-process from your own tests.
 //! * [`deferred`]: catalogs of thousands of tools behind search / describe / call meta-tools.
 //! * [`HttpOptions`]: the Streamable HTTP transport (`--http`, or mount it in an axum router).
+//! * [`middleware`]: tower layers around every tool call (and list filters), built-in ones.
 //!
 //! * `auth` (feature): OAuth 2.1 authorization for the HTTP transport, per-tool scopes.
 //! * `openapi` (feature): an HTTP API described by OpenAPI 3.0/3.1, one tool per operation.
@@ -72,6 +73,7 @@ mod context;
 pub mod deferred;
 mod dev;
 mod dispatch;
+pub mod middleware;
 mod model;
 #[cfg(feature = "openapi")]
 pub mod openapi;

@@ -16,15 +16,20 @@ use crate::__private::ToolRegistration;
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
 use crate::dispatch::events::ServerEvent;
+use crate::dispatch::observe::Observer;
+use crate::dispatch::pipeline::{BoxError, ListFilter, Pipeline, ToolCall, ToolService, Wrap, wrap};
 use crate::dispatch::quota::Quota;
 use crate::dispatch::shared::Shared;
 use crate::dispatch::stateless::random_key;
 use crate::dispatch::tasks::Tasks;
+#[cfg(feature = "otel")]
+use crate::middleware::Telemetry;
 use crate::model::apps::AppView;
 use crate::model::error::BuildError;
 use crate::model::limits::Limits;
 use crate::model::prompt::Prompt;
 use crate::model::resource::{Resource, ResourceTemplate};
+use crate::model::result::ToolResult;
 use crate::model::task::{MemoryTaskStore, TaskStore};
 use crate::model::tool::{Annotations, Tool};
 use crate::protocol::Era;
@@ -111,6 +116,10 @@ pub struct ServerBuilder {
     limits: Limits,
     shutdown_timeout: Duration,
     client_request_timeout: Duration,
+    layers: Vec<Wrap>,
+    tool_layers: Vec<(Arc<str>, Wrap)>,
+    list_filters: Vec<Arc<dyn ListFilter>>,
+    observer: Option<Arc<dyn Observer>>,
 }
 
 impl Default for ServerBuilder {
@@ -134,6 +143,10 @@ impl Default for ServerBuilder {
             limits: Limits::default(),
             shutdown_timeout: Duration::from_secs(10),
             client_request_timeout: Duration::from_secs(300),
+            layers: Vec::new(),
+            tool_layers: Vec::new(),
+            list_filters: Vec::new(),
+            observer: None,
         }
     }
 }
@@ -244,6 +257,109 @@ impl ServerBuilder {
         self.deferral = Some(deferred);
         self
     }
+    /// Wraps every tool call in a tower [`Layer`](tower::Layer): calls of `#[tool]` functions,
+    /// runtime [`Tool`]s, OpenAPI operations and the tools deferred mode's `call_tool` runs. The
+    /// layer's service sees a [`ToolCall`](crate::middleware::ToolCall) (the tool, its raw
+    /// arguments, the call's [`Context`]) and answers a [`ToolResult`](crate::ToolResult): it
+    /// may answer on its own, change the arguments, or change the result. Each call of `layer`
+    /// wraps the layers added before it (the last added is the outermost), and every layer
+    /// wraps the tools' own ([`tool_layer`](Self::tool_layer)). A layer's error is answered as
+    /// a tool error naming it, a panic in it like a panicking handler's. With no layer, calls
+    /// run their tool directly.
+    ///
+    /// ```rust,standalone_crate
+    /// use mcp_tools::Server;
+    /// use mcp_tools::middleware::{AccessLog, ToolCall, ToolService};
+    /// use std::time::Duration;
+    ///
+    /// let server = Server::builder()
+    ///     .layer(AccessLog::new())
+    ///     // Any tower layer whose service takes a ToolCall and answers a ToolResult:
+    ///     .layer(tower::layer::layer_fn(|inner: ToolService| {
+    ///         tower::service_fn(move |call: ToolCall| {
+    ///             let inner = inner.clone();
+    ///             async move {
+    ///                 tracing::info!(tool = call.name(), "calling");
+    ///                 tower::ServiceExt::oneshot(inner, call).await
+    ///             }
+    ///         })
+    ///     }))
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<ToolService> + Send + Sync + 'static,
+        L::Service: tower::Service<ToolCall, Response = ToolResult> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+    {
+        self.layers.push(wrap(layer));
+        self
+    }
+
+    /// Wraps the calls of one tool in a layer (inside the server's
+    /// [`layer`](Self::layer)s; each call wraps the tool's layers added before it). Naming a
+    /// tool the server does not have is a start-up error. A concurrency limit or a timeout for
+    /// one tool, say:
+    ///
+    /// ```rust,standalone_crate
+    /// use mcp_tools::{tool, Server};
+    /// use mcp_tools::middleware::ConcurrencyLimit;
+    ///
+    /// /// Render the month's report (slow and memory-hungry).
+    /// #[tool]
+    /// async fn render_report(month: String) -> String {
+    ///     format!("the report of {month}")
+    /// }
+    ///
+    /// let server = Server::builder()
+    ///     .tool_layer("render_report", ConcurrencyLimit::new(2))
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn tool_layer<L>(mut self, tool: impl Into<String>, layer: L) -> Self
+    where
+        L: tower::Layer<ToolService> + Send + Sync + 'static,
+        L::Service: tower::Service<ToolCall, Response = ToolResult> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+    {
+        self.tool_layers.push((tool.into().into(), wrap(layer)));
+        self
+    }
+
+    /// Filters or rewrites what each caller is shown: the items of `tools/list` (and of deferred
+    /// mode's search and describe), `resources/list`, `resources/templates/list` and
+    /// `prompts/list` (see [`ListFilter`]). Filters apply in the order added; an item is shown
+    /// when every one keeps it.
+    pub fn list_filter(mut self, filter: impl ListFilter) -> Self {
+        self.list_filters.push(Arc::new(filter));
+        self
+    }
+
+    /// Telemetry (feature `otel`): every request becomes an OpenTelemetry span after the MCP
+    /// semantic conventions, its handler's `tracing` spans its children, and is measured by the
+    /// `mcp.server.operation.duration` metric (see [`Telemetry`]). The command line turns this
+    /// on by itself (`--otel`, or `OTEL_EXPORTER_OTLP_ENDPOINT` set); set it here for providers
+    /// of your own, or when you serve without the command line.
+    #[cfg(feature = "otel")]
+    pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
+        self.observer = Some(Arc::new(telemetry));
+        self
+    }
+
+    /// The telemetry given to [`telemetry`](Self::telemetry), if any (the command line's).
+    #[cfg(feature = "otel")]
+    pub(crate) fn telemetry_given(&self) -> Option<&Telemetry> {
+        self.observer.as_deref().and_then(Telemetry::of)
+    }
+
+    /// The server's name and version, as `serverInfo` will say (the command line's).
+    pub(crate) fn identity(&self) -> &Implementation {
+        &self.info
+    }
+
     /// Tools per `tools/list` page (default 1000).
     pub fn page_size(mut self, size: usize) -> Self {
         self.page_size = size.max(1);
@@ -348,11 +464,24 @@ impl ServerBuilder {
             }
         }
         let catalog = catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
-        let deferral = self.deferral.map(Arc::new);
+        let pipeline = Arc::new(Pipeline::new(&self.layers, &self.tool_layers, self.list_filters));
+        let deferral = self.deferral.map(|d| Arc::new(d.with_pipeline(pipeline.clone())));
         let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         let list_cache = CacheHint { ttl_ms, public: true };
         let paging = Paging { page_size: self.page_size, cache: list_cache };
         let registry = registry_of(entries.clone(), paging, deferral.as_ref());
+        // A tool's layers name one of its tools (or a meta-tool of deferred mode).
+        let unknown: Vec<String> = self
+            .tool_layers
+            .iter()
+            .filter(|(name, _)| registry.get(name).is_none())
+            .map(|(name, _)| {
+                format!("`tool_layer` names `{name}`, which is not a tool of this server (check its name)")
+            })
+            .collect();
+        if !unknown.is_empty() {
+            return Err(BuildError::new(unknown));
+        }
         let (events, _) = broadcast::channel(64);
         Ok(Server {
             shared: Arc::new(Shared {
@@ -376,6 +505,8 @@ impl ServerBuilder {
                     Quota::new("running tasks", self.limits.max_tasks, self.limits.max_tasks_per_caller),
                 )),
                 envelopes: Default::default(),
+                pipeline,
+                observer: self.observer.map(std::sync::OnceLock::from).unwrap_or_default(),
                 listens: Quota::new(
                     "listen streams",
                     self.limits.max_listen_streams,
@@ -446,6 +577,18 @@ impl Server {
     /// The server's `serverInfo`.
     pub fn info(&self) -> &Implementation {
         &self.shared.info
+    }
+
+    /// The server's telemetry, if it has any (the command line's).
+    #[cfg(feature = "otel")]
+    pub(crate) fn telemetry(&self) -> Option<&Telemetry> {
+        self.shared.observer.get().and_then(|observer| Telemetry::of(observer.as_ref()))
+    }
+
+    /// Gives a built server telemetry (the command line's `--otel`), unless it has some already.
+    #[cfg(feature = "otel")]
+    pub(crate) fn set_telemetry(&self, telemetry: Telemetry) {
+        let _ = self.shared.observer.set(Arc::new(telemetry));
     }
 
     /// The names of all served tools, sorted.

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("registry", 4),
     ("dispatch", 5),
     ("deferred", 6),
+    ("middleware", 6),
     ("auth", 6),
     ("openapi", 6),
     ("server", 7),

@@ -2,7 +2,10 @@
 //! authorization configured), and [`Auth`], the `#[tool]` parameter that hands it over.
 
 use std::collections::BTreeSet;
+use std::fmt;
+use std::net::IpAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use serde_json::{Map, Value};
@@ -68,6 +71,84 @@ impl AuthInfo {
     pub fn principal(&self) -> Option<&str> {
         self.subject.as_deref().or(self.client_id.as_deref())
     }
+
+    /// The key that identifies the token's holder: its subject, else its client, each in its
+    /// own name space (a client whose id is another subject's `sub` is not that subject).
+    pub(crate) fn identity_key(&self) -> Option<String> {
+        match (&self.subject, &self.client_id) {
+            (Some(subject), _) => Some(format!("sub:{subject}")),
+            (None, Some(client)) => Some(format!("client:{client}")),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Who a request comes from, as far as the server can tell them apart.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Caller {
+    /// A verified identity (HTTP with authorization): [`identity_key`].
+    Identity(Arc<str>),
+    /// One connection (stdio, in process): whoever holds it.
+    Connection(u64),
+    /// A network address (HTTP without authorization): everyone behind it.
+    Address(IpAddr),
+    /// Nothing tells this caller apart from others (HTTP without authorization, mounted in a
+    /// router that keeps no peer address).
+    Anonymous,
+}
+
+impl Caller {
+    /// The caller of a request: its verified identity, else its connection, else its address.
+    pub fn of(auth: Option<&AuthInfo>, connection: Option<u64>, address: Option<IpAddr>) -> Caller {
+        if let Some(key) = auth.and_then(AuthInfo::identity_key) {
+            return Caller::Identity(key.into());
+        }
+        match (connection, address) {
+            (Some(connection), _) => Caller::Connection(connection),
+            (None, Some(address)) => Caller::Address(address),
+            (None, None) => Caller::Anonymous,
+        }
+    }
+
+    /// Who owns what this caller creates (a task): an identity or a connection. An address or
+    /// nobody owns nothing: without authorization over HTTP, requests cannot be told apart, and
+    /// whoever knows a task's id (128 random bits) may use it.
+    pub fn owner(&self) -> Option<String> {
+        match self {
+            Caller::Identity(_) | Caller::Connection(_) => Some(self.key()),
+            Caller::Address(_) | Caller::Anonymous => None,
+        }
+    }
+}
+
+impl Caller {
+    /// A stable key for this caller: `sub:…` or `client:…`, `connection:N`, `address:IP`, or
+    /// `anonymous`.
+    pub fn key(&self) -> String {
+        match self {
+            Caller::Identity(key) => key.to_string(),
+            Caller::Connection(n) => format!("connection:{n}"),
+            Caller::Address(address) => format!("address:{address}"),
+            Caller::Anonymous => "anonymous".to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Caller::Identity(key) => f.write_str(key),
+            Caller::Connection(n) => write!(f, "connection {n}"),
+            Caller::Address(address) => write!(f, "address {address}"),
+            Caller::Anonymous => f.write_str("an anonymous caller"),
+        }
+    }
+}
+
+/// A new connection's number (unique in this process).
+pub(crate) fn next_connection() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Whether `caller` may use something that needs `scopes`: always when the request carries no

@@ -108,6 +108,15 @@ pub(crate) struct CallParts {
     pub client: Arc<dyn ClientLink>,
     pub http: Option<Arc<HttpParts>>,
     pub close_stream: Option<CloseStream>,
+    /// The request's `_meta`, as sent.
+    pub meta: Option<Box<serde_json::value::RawValue>>,
+    /// The connection the request came on, when it is one (stdio, in process, a 2025-11-25
+    /// HTTP session).
+    pub connection: Option<u64>,
+    /// Who calls ([`Context::caller_id`]), worked out when first asked for.
+    pub caller_read: std::sync::OnceLock<String>,
+    /// That `_meta`, read when first asked for.
+    pub meta_read: std::sync::OnceLock<Map<String, Value>>,
 }
 
 /// What a tool handler knows about its call. Add a parameter of this type to a `#[tool]`
@@ -182,6 +191,19 @@ impl Context {
         &self.inner.request_id
     }
 
+    /// The request's `_meta`: W3C trace context (`traceparent`, `tracestate`), a progress
+    /// token, a 2026-07-28 request's envelope (`io.modelcontextprotocol/…`), whatever the client
+    /// sent there. Empty when the request carried none.
+    pub fn meta(&self) -> &Map<String, Value> {
+        self.inner.meta_read.get_or_init(|| {
+            self.inner
+                .meta
+                .as_deref()
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or_default()
+        })
+    }
+
     /// What is being served: the tool's name for `tools/call` (the method name for other
     /// requests, e.g. `resources/read`).
     pub fn tool_name(&self) -> &str {
@@ -202,6 +224,18 @@ impl Context {
 
     pub(crate) fn auth_arc(&self) -> Option<Arc<AuthInfo>> {
         self.inner.http.as_deref().and_then(|h| h.auth.clone())
+    }
+
+    /// Who is calling, as a key for rate limits, caches and logs: with authorization the
+    /// token's holder (`sub:…`, else `client:…`); else the connection (`connection:N`: a stdio
+    /// or in-process client, a 2025-11-25 HTTP session); else the network address of an HTTP
+    /// client (`address:…`); else `anonymous`.
+    pub fn caller_id(&self) -> &str {
+        self.inner.caller_read.get_or_init(|| {
+            let http = self.inner.http.as_deref();
+            let address = http.and_then(|h| h.peer_addr).map(|a| a.ip());
+            auth::Caller::of(self.auth(), self.inner.connection, address).key()
+        })
     }
 
     /// The client's `clientInfo` from `initialize`.

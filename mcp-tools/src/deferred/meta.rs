@@ -18,8 +18,9 @@ use super::corpus::SearchDoc;
 use super::index::{SearchIndex, SearchOptions};
 use super::rank::{Bm25fRanker, Ranker};
 use crate::context::Context;
-use crate::context::auth::{AuthInfo, permits};
+use crate::context::auth::permits;
 use crate::dispatch::call::call_entry;
+use crate::dispatch::pipeline::{Listing, Pipeline, Viewer};
 use crate::model::apps::{has_view, is_app_only};
 use crate::model::result::ToolResult;
 use crate::model::task::TaskSupport;
@@ -44,6 +45,8 @@ pub struct DeferredTools {
     options: SearchOptions,
     default_limit: usize,
     max_query_bytes: usize,
+    /// The server's call pipeline and list filters (set when the server is built).
+    pipeline: Arc<Pipeline>,
 }
 
 #[derive(Clone, Debug)]
@@ -76,7 +79,15 @@ impl DeferredTools {
             options: SearchOptions::default(),
             default_limit: 10,
             max_query_bytes: 1024,
+            pipeline: Arc::default(),
         }
+    }
+
+    /// Serves the tools through `pipeline`: their calls through its layers, what callers are
+    /// shown through its list filters.
+    pub(crate) fn with_pipeline(mut self, pipeline: Arc<Pipeline>) -> Self {
+        self.pipeline = pipeline;
+        self
     }
     /// Keeps these tools listed next to the meta-tools (marked `_meta["anthropic/alwaysLoad"]`).
     pub fn pin<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
@@ -160,6 +171,37 @@ struct DeferredCatalog {
 }
 
 impl DeferredCatalog {
+    /// Whether `ctx`'s caller is shown tool `doc`: it may call it (scopes), and the list
+    /// filters keep it.
+    fn visible(&self, doc: usize, ctx: &Context) -> bool {
+        let pipeline = &self.config.pipeline;
+        permits(ctx.auth(), &self.docs[doc].scopes)
+            && (!pipeline.filters_lists() || self.shown(doc, ctx).is_some())
+    }
+
+    /// Tool `doc`'s definition as `ctx`'s caller is shown it (changed by the list filters), if
+    /// it is shown.
+    fn shown(&self, doc: usize, ctx: &Context) -> Option<Value> {
+        let entry = &self.docs[doc];
+        if !permits(ctx.auth(), &entry.scopes) {
+            return None;
+        }
+        let mut definition = definition(entry, ctx.era());
+        let pipeline = &self.config.pipeline;
+        if let Value::Object(fields) = &mut definition
+            && !pipeline.shows(Listing::Tool, &Viewer::of(ctx), fields)
+        {
+            return None;
+        }
+        Some(definition)
+    }
+
+    /// Whether some tools are shown to some callers only (scopes, list filters).
+    fn restricted(&self, ctx: &Context) -> bool {
+        self.config.pipeline.filters_lists()
+            || (ctx.auth().is_some() && self.docs.iter().any(|d| !d.scopes.is_empty()))
+    }
+
     /// The tags of the tools `shown` keeps (by index), in the index's order.
     fn tags_of(&self, shown: impl Fn(usize) -> bool) -> Vec<&str> {
         let tagged = |tag: &str| {
@@ -258,6 +300,8 @@ fn meta_entry(
         scopes: Arc::from([]),
         // `call` runs a tool that may ask.
         reaches_client: true,
+        // `call` runs a tool whose call goes through the layers itself.
+        passes_through: matches!(kind, MetaTool::Call { .. }),
         handler: Handler::Native(handler),
         defined_at: DefinedAt::Runtime,
     })
@@ -433,16 +477,12 @@ async fn run(catalog: &Arc<DeferredCatalog>, args: MetaArgs, ctx: Context) -> To
     // A ranker that runs a model takes milliseconds a query: off the async workers with it.
     let blocking = catalog.index.is_blocking();
     match args {
-        MetaArgs::Search(a) if blocking => {
-            let caller = ctx.auth_arc();
-            off_runtime(catalog.clone(), move |c| search(c, a, caller.as_deref())).await
-        }
-        MetaArgs::Search(a) => search(catalog, a, ctx.auth()),
+        MetaArgs::Search(a) if blocking => off_runtime(catalog.clone(), move |c| search(c, a, &ctx)).await,
+        MetaArgs::Search(a) => search(catalog, a, &ctx),
         MetaArgs::Describe(a) if blocking => {
-            let (era, caller) = (ctx.era(), ctx.auth_arc());
-            off_runtime(catalog.clone(), move |c| describe(c, a, era, caller.as_deref())).await
+            off_runtime(catalog.clone(), move |c| describe(c, a, &ctx)).await
         }
-        MetaArgs::Describe(a) => describe(catalog, a, ctx.era(), ctx.auth()),
+        MetaArgs::Describe(a) => describe(catalog, a, &ctx),
         MetaArgs::Call { read_only, args } => call(catalog, read_only, args, ctx).await,
     }
 }
@@ -467,7 +507,7 @@ fn structured(value: Value) -> ToolResult {
     ToolResult::structured(value).unwrap_or_else(|e| ToolResult::error(e.message().to_owned()))
 }
 
-fn search(catalog: &DeferredCatalog, args: SearchArgs, caller: Option<&AuthInfo>) -> ToolResult {
+fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolResult {
     let max = catalog.config.max_query_bytes;
     if args.query.len() > max {
         return ToolResult::error(format!(
@@ -483,10 +523,9 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, caller: Option<&AuthInfo>
             return ToolResult::error("invalid `cursor`: pass the `nextCursor` of a previous page");
         }
     };
-    // A caller sees (and counts) only the tools it may call.
-    let visible = |doc: usize| permits(caller, &catalog.docs[doc].scopes);
-    let restricted = caller.is_some() && catalog.docs.iter().any(|d| !d.scopes.is_empty());
-    let visible: Option<&dyn Fn(usize) -> bool> = if restricted { Some(&visible) } else { None };
+    // A caller sees (and counts) only the tools it may call and the list filters keep.
+    let visible = |doc: usize| catalog.visible(doc, ctx);
+    let visible: Option<&dyn Fn(usize) -> bool> = if catalog.restricted(ctx) { Some(&visible) } else { None };
     let page = catalog.index.search_visible(&args.query, args.tags.as_deref(), limit, offset, visible);
     let tools: Vec<Found<'_>> = page
         .hits
@@ -557,21 +596,16 @@ fn definition(entry: &ToolEntry, era: Era) -> Value {
     def
 }
 
-fn describe(
-    catalog: &DeferredCatalog,
-    args: DescribeArgs,
-    era: Era,
-    caller: Option<&AuthInfo>,
-) -> ToolResult {
+fn describe(catalog: &DeferredCatalog, args: DescribeArgs, ctx: &Context) -> ToolResult {
     if args.names.is_empty() || args.names.len() > MAX_DESCRIBE {
         return ToolResult::error(format!("`names` takes 1 to {MAX_DESCRIBE} tool names"));
     }
     let mut tools = Vec::new();
     let mut unknown = Vec::new();
     for name in &args.names {
-        match catalog.index.position(name).filter(|&doc| permits(caller, &catalog.docs[doc].scopes)) {
-            Some(doc) => tools.push(definition(&catalog.docs[doc], era)),
-            None => unknown.push(json!({"name": name, "suggestions": suggest(catalog, name, caller)})),
+        match catalog.index.position(name).and_then(|doc| catalog.shown(doc, ctx)) {
+            Some(definition) => tools.push(definition),
+            None => unknown.push(json!({"name": name, "suggestions": suggest(catalog, name, ctx)})),
         }
     }
     let none_found = tools.is_empty();
@@ -585,7 +619,7 @@ fn describe(
 async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: Context) -> ToolResult {
     let names = &catalog.config.names;
     let Some(doc) = catalog.index.position(&args.name) else {
-        let suggestions = suggest(catalog, &args.name, ctx.auth());
+        let suggestions = suggest(catalog, &args.name, &ctx);
         let mut text = format!("Unknown tool `{}`.", args.name);
         if !suggestions.is_empty() {
             let list: Vec<&str> = suggestions.iter().map(|s| &**s).collect();
@@ -606,23 +640,26 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
         ));
     }
     let arguments = args.arguments.unwrap_or_else(|| RawValue::from_string("{}".into()).expect("valid JSON"));
-    let result = call_entry(&entry, &arguments, ctx).await;
+    // Through the server's layers, as a direct call of the tool would go.
+    let (name, schema) = (entry.name.clone(), entry.input_schema.clone());
+    let result = match catalog.config.pipeline.layered(&entry) {
+        None => call_entry(&entry, &arguments, ctx).await,
+        Some(pipeline) => pipeline.call(entry, arguments, ctx).await,
+    };
     if result.is_error() {
         // Give the model what it needs to fix the call in one retry.
-        return result.text(format!("The input schema of `{}` is: {}", entry.name, entry.input_schema));
+        return result.text(format!("The input schema of `{name}` is: {schema}"));
     }
     result
 }
 
 /// Names like `name` the caller may see, for "did you mean" (none for a name longer than any
 /// tool name can be).
-fn suggest(catalog: &DeferredCatalog, name: &str, caller: Option<&AuthInfo>) -> Vec<Arc<str>> {
+fn suggest(catalog: &DeferredCatalog, name: &str, ctx: &Context) -> Vec<Arc<str>> {
     if name.len() > 128 {
         return Vec::new();
     }
-    let visible = |n: &Arc<str>| {
-        catalog.index.position(n).is_some_and(|doc| permits(caller, &catalog.docs[doc].scopes))
-    };
+    let visible = |n: &Arc<str>| catalog.index.position(n).is_some_and(|doc| catalog.visible(doc, ctx));
     catalog.index.suggest(name, 6).into_iter().filter(visible).take(3).collect()
 }
 

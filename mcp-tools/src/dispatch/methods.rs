@@ -9,12 +9,11 @@ use std::future::Future;
 
 use futures_util::future::BoxFuture;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::context::Context;
 use crate::context::auth::{AuthInfo, permits};
 use crate::model::error::ToolError;
-use crate::model::prompt::Prompt;
 use crate::model::resource::ResourceRequest;
 use crate::protocol::jsonrpc::{ErrorObject, decode_params, shown};
 use crate::protocol::messages::{CompleteParams, GetPromptParams, PaginatedParams, UriParams};
@@ -166,36 +165,66 @@ pub(crate) fn list_tools<'r>(
     })
 }
 
+/// `tools/list` for a caller, as `keep` shows each tool (changed in place, or left out).
+pub(crate) fn list_tools_shown(
+    registry: &Registry,
+    params: Option<&RawValue>,
+    era: Era,
+    caller: Option<&AuthInfo>,
+    keep: impl Fn(&mut Map<String, Value>) -> bool,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let cursor = decode_params::<PaginatedParams>(params)?.cursor;
+    registry.page_shown(cursor.as_deref(), era, caller, keep).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("invalid cursor {:?}", cursor.unwrap_or_default()))
+    })
+}
+
+/// An item of a list as `keep` shows it (changed in place), or `None` when it is left out.
+fn filtered(item: Value, keep: &impl Fn(&mut Map<String, Value>) -> bool) -> Option<Value> {
+    match item {
+        Value::Object(mut fields) => keep(&mut fields).then_some(Value::Object(fields)),
+        other => Some(other),
+    }
+}
+
 /// The answer to a caller who lacks `scopes` for something.
 fn check_scopes(caller: Option<&AuthInfo>, scopes: &[String]) -> Result<(), ErrorObject> {
     if permits(caller, scopes) { Ok(()) } else { Err(ErrorObject::insufficient_scope(scopes)) }
 }
 
 /// `resources/list`: those the caller may read.
-pub(crate) fn list_resources(catalog: &Catalog, caller: Option<&AuthInfo>) -> Box<RawValue> {
+pub(crate) fn list_resources(
+    catalog: &Catalog,
+    caller: Option<&AuthInfo>,
+    keep: impl Fn(&mut Map<String, Value>) -> bool,
+) -> Box<RawValue> {
     let resources: Vec<Value> = catalog
         .resources()
         .iter()
         .filter(|r| permits(caller, &r.scopes))
-        .map(|r| {
+        .filter_map(|r| {
             let mut v = serde_json::to_value(&r.info).expect("serializes");
             v["uri"] = json!(r.uri);
-            v
+            filtered(v, &keep)
         })
         .collect();
     raw(&json!({"resources": resources}))
 }
 
 /// `resources/templates/list`: those the caller may read.
-pub(crate) fn list_resource_templates(catalog: &Catalog, caller: Option<&AuthInfo>) -> Box<RawValue> {
+pub(crate) fn list_resource_templates(
+    catalog: &Catalog,
+    caller: Option<&AuthInfo>,
+    keep: impl Fn(&mut Map<String, Value>) -> bool,
+) -> Box<RawValue> {
     let templates: Vec<Value> = catalog
         .templates()
         .iter()
         .filter(|t| permits(caller, &t.scopes))
-        .map(|t| {
+        .filter_map(|t| {
             let mut v = serde_json::to_value(&t.info).expect("serializes");
             v["uriTemplate"] = json!(t.template.source);
-            v
+            filtered(v, &keep)
         })
         .collect();
     raw(&json!({"resourceTemplates": templates}))
@@ -229,9 +258,17 @@ pub(crate) fn subscription_uri(params: Option<&RawValue>) -> Result<String, Erro
 }
 
 /// `prompts/list`: those the caller may get.
-pub(crate) fn list_prompts(catalog: &Catalog, caller: Option<&AuthInfo>) -> Box<RawValue> {
-    let prompts: Vec<Value> =
-        catalog.prompts().iter().filter(|p| permits(caller, &p.scopes)).map(Prompt::definition).collect();
+pub(crate) fn list_prompts(
+    catalog: &Catalog,
+    caller: Option<&AuthInfo>,
+    keep: impl Fn(&mut Map<String, Value>) -> bool,
+) -> Box<RawValue> {
+    let prompts: Vec<Value> = catalog
+        .prompts()
+        .iter()
+        .filter(|p| permits(caller, &p.scopes))
+        .filter_map(|p| filtered(p.definition(), &keep))
+        .collect();
     raw(&json!({"prompts": prompts}))
 }
 

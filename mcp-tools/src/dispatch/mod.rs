@@ -6,6 +6,8 @@
 pub(crate) mod call;
 pub(crate) mod events;
 pub(crate) mod methods;
+pub(crate) mod observe;
+pub(crate) mod pipeline;
 pub(crate) mod quota;
 pub(crate) mod session;
 pub(crate) mod shared;
@@ -27,6 +29,8 @@ pub(crate) struct Origin {
     /// Set by a transport that runs the request itself (an HTTP POST carries one message and
     /// waits for its answer): the request is left here instead of being spawned.
     pub inline: Option<InlineSlot>,
+    /// The request, when the server's observer watches it (telemetry): ended when answered.
+    pub observed: Option<Arc<observe::Observed>>,
 }
 
 /// A request left to its transport to run ([`Origin::inline`]); it answers through the origin's
@@ -38,7 +42,7 @@ pub(crate) type InlineCall = std::pin::Pin<Box<dyn std::future::Future<Output = 
 
 impl Origin {
     pub fn new(reply: Outbound) -> Self {
-        Origin { reply, http: None, close: None, inline: None }
+        Origin { reply, http: None, close: None, inline: None, observed: None }
     }
 }
 

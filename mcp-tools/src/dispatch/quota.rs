@@ -1,80 +1,11 @@
-//! Who a request comes from ([`Caller`]), and the shares of the server's lasting resources
+//! The shares of the server's lasting resources
 //! (running tasks, listen streams) each caller may hold ([`Quota`]): so that one caller's tasks
 //! or streams cannot take what every other caller needs.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::context::auth::AuthInfo;
-
-/// Who a request comes from, as far as the server can tell them apart.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Caller {
-    /// A verified identity (HTTP with authorization): [`identity_key`].
-    Identity(Arc<str>),
-    /// One connection (stdio, in process): whoever holds it.
-    Connection(u64),
-    /// A network address (HTTP without authorization): everyone behind it.
-    Address(IpAddr),
-    /// Nothing tells this caller apart from others (HTTP without authorization, mounted in a
-    /// router that keeps no peer address).
-    Anonymous,
-}
-
-impl Caller {
-    /// The caller of a request: its verified identity, else its connection, else its address.
-    pub fn of(auth: Option<&AuthInfo>, connection: Option<u64>, address: Option<IpAddr>) -> Caller {
-        if let Some(key) = auth.and_then(identity_key) {
-            return Caller::Identity(key.into());
-        }
-        match (connection, address) {
-            (Some(connection), _) => Caller::Connection(connection),
-            (None, Some(address)) => Caller::Address(address),
-            (None, None) => Caller::Anonymous,
-        }
-    }
-
-    /// Who owns what this caller creates (a task): an identity or a connection. An address or
-    /// nobody owns nothing: without authorization over HTTP, requests cannot be told apart, and
-    /// whoever knows a task's id (128 random bits) may use it.
-    pub fn owner(&self) -> Option<String> {
-        match self {
-            Caller::Identity(key) => Some(key.to_string()),
-            Caller::Connection(n) => Some(format!("connection:{n}")),
-            Caller::Address(_) | Caller::Anonymous => None,
-        }
-    }
-}
-
-impl fmt::Display for Caller {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Caller::Identity(key) => f.write_str(key),
-            Caller::Connection(n) => write!(f, "connection {n}"),
-            Caller::Address(address) => write!(f, "address {address}"),
-            Caller::Anonymous => f.write_str("an anonymous caller"),
-        }
-    }
-}
-
-/// The key that identifies a token's holder: its subject, else its client, each in its own name
-/// space (a client whose id is another subject's `sub` is not that subject).
-pub(crate) fn identity_key(auth: &AuthInfo) -> Option<String> {
-    match (&auth.subject, &auth.client_id) {
-        (Some(subject), _) => Some(format!("sub:{subject}")),
-        (None, Some(client)) => Some(format!("client:{client}")),
-        (None, None) => None,
-    }
-}
-
-/// A new connection's number (unique in this process).
-pub(crate) fn next_connection() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
+pub(crate) use crate::context::auth::{Caller, next_connection};
 
 /// A bounded resource shared by the server's callers: at most `total` held at once, and at most
 /// `per_caller` by any one caller.
@@ -183,7 +114,10 @@ impl Drop for Held {
 
 #[cfg(test)]
 mod tests {
+    use std::net::IpAddr;
+
     use super::*;
+    use crate::context::auth::AuthInfo;
 
     #[test]
     fn shares_are_bounded_per_caller_and_in_all_and_given_back() {
@@ -204,8 +138,8 @@ mod tests {
     fn identities_keep_subjects_and_clients_apart() {
         let subject = AuthInfo::new("alice");
         let client = AuthInfo::default().client_id("alice");
-        assert_ne!(identity_key(&subject), identity_key(&client));
-        assert_eq!(identity_key(&AuthInfo::default()), None);
+        assert_ne!(subject.identity_key(), client.identity_key());
+        assert_eq!(AuthInfo::default().identity_key(), None);
         let by_identity = Caller::of(Some(&subject), Some(7), None);
         assert_eq!(by_identity, Caller::Identity("sub:alice".into()));
         assert_eq!(Caller::of(Some(&AuthInfo::default()), Some(7), None), Caller::Connection(7));

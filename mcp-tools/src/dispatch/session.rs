@@ -13,15 +13,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures_util::FutureExt as _;
+use futures_util::future::Either;
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::call::{call_entry, panic_message, timed_out};
 use super::events::ServerEvent;
 use super::methods::{self, Answer, Method};
+use super::observe::{self, Begun, Observed};
+use super::pipeline::{Listing, Viewer};
 use super::quota::{Caller, next_connection};
 use super::shared::Shared;
 use super::stateless::{self, ListenFilter, Round, StatelessClient};
@@ -247,17 +250,58 @@ impl Session {
     }
 
     fn reply(origin: &Origin, id: &RequestId, result: &(impl Serialize + ?Sized)) {
+        if let Some(observed) = &origin.observed {
+            observed.end(observe::Outcome::Answered);
+        }
         origin.reply.send(encode_result(id, result));
     }
 
     /// [`reply`](Self::reply) for a result that is JSON text already.
     fn reply_raw(origin: &Origin, id: &RequestId, result: &RawValue) {
+        if let Some(observed) = &origin.observed {
+            observed.end_with_result(result);
+        }
         origin.reply.send(encode_raw_result(id, result));
     }
 
     fn reply_error(origin: &Origin, id: Option<&RequestId>, error: ErrorObject) {
         tracing::debug!(?id, code = error.code, message = %error.message, "error response");
+        if let Some(observed) = &origin.observed {
+            observed.end(observe::Outcome::Error(error.code));
+        }
         origin.reply.send(encode_error(id, &error));
+    }
+
+    /// The origin of a request watched by the server's observer (telemetry), if it has one.
+    fn observed(
+        &self,
+        id: &RequestId,
+        name: &str,
+        params: Option<&RawValue>,
+        origin: &Origin,
+    ) -> Option<Origin> {
+        let observer = self.shared.observer.get()?.as_ref();
+        #[derive(serde::Deserialize, Default)]
+        struct Named<'a> {
+            #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
+            name: Option<Cow<'a, str>>,
+            #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
+            uri: Option<Cow<'a, str>>,
+            #[serde(rename = "_meta", borrow, default)]
+            meta: Option<&'a RawValue>,
+        }
+        let named: Named<'_> = params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
+        let http = origin.http.as_deref();
+        let begun = Begun {
+            method: name,
+            id,
+            target: named.name.as_deref().or(named.uri.as_deref()),
+            protocol_version: self.peer.get().map(|p| &*p.protocol_version),
+            session_id: http.and_then(|h| h.session_id.as_deref()),
+            meta: named.meta,
+            http,
+        };
+        Some(Origin { observed: Some(Observed::begin(observer, &begun)), ..origin.clone() })
     }
 
     /// A message longer than the transport's limit: answered, then forgotten.
@@ -386,6 +430,8 @@ impl Session {
         params: Option<&RawValue>,
         origin: &Origin,
     ) {
+        let observed = self.observed(&id, name, params, origin);
+        let origin = observed.as_ref().unwrap_or(origin);
         let era = self.era_of(name, params);
         let Some(method) = Method::from_name(name).filter(|m| m.exists_in(era)) else {
             let why = match era {
@@ -415,6 +461,9 @@ impl Session {
             Ok(front) => front,
             Err(error) => return Self::reply_error(origin, Some(&id), error),
         };
+        if let (Some(observed), Era::Stateless) = (&origin.observed, front.era) {
+            observed.protocol_version(&front.peer.protocol_version);
+        }
         // Methods of a capability this server did not declare are unknown to it.
         let catalog = self.shared.catalog.load();
         if method.in_catalog() && !catalog.declares(name) {
@@ -426,11 +475,16 @@ impl Session {
         }
         // Over HTTP with authorization, the caller's identity: what it may see and use.
         let caller = origin.http.as_deref().and_then(|h| h.auth.as_deref());
+        let pipeline = &self.shared.pipeline;
         let list_cache = match caller {
-            // Lists may vary with the caller's authorization: no shared cache may keep them.
+            // Lists may vary with the caller's authorization (or with a list filter): no shared
+            // cache may keep them.
             Some(_) => Some(CacheHint { public: false, ..self.shared.list_cache }),
+            None if pipeline.filters_lists() => Some(CacheHint { public: false, ..self.shared.list_cache }),
             None => Some(self.shared.list_cache),
         };
+        // Who a list filter shows a list to.
+        let viewer = || Viewer::new(caller, front.era, &front.peer.client_info, origin.http.as_deref());
         match method {
             Method::Initialize => self.initialize(id, params, origin),
             Method::Ping => Self::reply(origin, &id, &json!({})),
@@ -456,6 +510,14 @@ impl Session {
                     }
                 });
             }
+            Method::ToolsList if pipeline.filters_lists() => {
+                let registry = self.shared.registry.load();
+                let keep = |item: &mut Map<String, Value>| pipeline.shows(Listing::Tool, &viewer(), item);
+                match methods::list_tools_shown(&registry, params, front.era, caller, keep) {
+                    Ok(page) => Self::reply_raw(origin, &id, &page),
+                    Err(e) => Self::reply_error(origin, Some(&id), e),
+                }
+            }
             Method::ToolsList => {
                 match methods::list_tools(&self.shared.registry.load(), params, front.era, caller) {
                     Ok(page) => Self::reply_raw(origin, &id, &page),
@@ -471,11 +533,15 @@ impl Session {
                 Err(e) => Self::reply_error(origin, Some(&id), e),
             },
             Method::ResourcesList => {
-                let resources = methods::list_resources(&catalog, caller);
+                let keep = |item: &mut Map<String, Value>| pipeline.shows(Listing::Resource, &viewer(), item);
+                let resources = methods::list_resources(&catalog, caller, keep);
                 Self::reply_complete(origin, &id, front.era, &resources, list_cache)
             }
             Method::ResourceTemplatesList => {
-                let templates = methods::list_resource_templates(&catalog, caller);
+                let keep = |item: &mut Map<String, Value>| {
+                    pipeline.shows(Listing::ResourceTemplate, &viewer(), item)
+                };
+                let templates = methods::list_resource_templates(&catalog, caller, keep);
                 Self::reply_complete(origin, &id, front.era, &templates, list_cache)
             }
             Method::ResourcesRead => {
@@ -511,13 +577,11 @@ impl Session {
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
-            Method::PromptsList => Self::reply_complete(
-                origin,
-                &id,
-                front.era,
-                &methods::list_prompts(&catalog, caller),
-                list_cache,
-            ),
+            Method::PromptsList => {
+                let keep = |item: &mut Map<String, Value>| pipeline.shows(Listing::Prompt, &viewer(), item);
+                let prompts = methods::list_prompts(&catalog, caller, keep);
+                Self::reply_complete(origin, &id, front.era, &prompts, list_cache)
+            }
             Method::PromptsGet => self
                 .run(id, name, params, front, origin, None, |ctx| methods::get_prompt(&catalog, params, ctx)),
             Method::Complete => self
@@ -607,12 +671,13 @@ impl Session {
         cache: Option<CacheHint>,
         start: impl FnOnce(Context) -> Result<Answer, ErrorObject>,
     ) {
+        let meta = meta_of(params);
         // A stateless request's token was read with its envelope.
         let progress_token = match front.era {
-            Era::Handshake => progress_token(params),
+            Era::Handshake => meta.and_then(progress_token_in),
             Era::Stateless => front.progress_token.clone(),
         };
-        let (ctx, input) = self.context_for(id.clone(), name.into(), progress_token, &front, origin);
+        let (ctx, input) = self.context_for(id.clone(), name.into(), progress_token, meta, &front, origin);
         let cancel = ctx.cancellation_token();
         // The handler's synchronous part (a runtime closure's) runs here: a panic in it is an
         // internal error like one in its future, not the end of the connection.
@@ -709,6 +774,7 @@ impl Session {
         id: RequestId,
         subject: Arc<str>,
         progress_token: Option<ProgressToken>,
+        meta: Option<&RawValue>,
         front: &Front,
         origin: &Origin,
     ) -> (Context, Option<Arc<InputLink>>) {
@@ -731,6 +797,10 @@ impl Session {
             client,
             http: origin.http.clone(),
             close_stream: origin.close.clone(),
+            meta: meta.map(ToOwned::to_owned),
+            meta_read: std::sync::OnceLock::new(),
+            connection: self.connection,
+            caller_read: std::sync::OnceLock::new(),
         });
         (ctx, input)
     }
@@ -752,11 +822,9 @@ impl Session {
             );
         };
         let call = match decoded {
-            Some(StatelessParams { name: Some(name), arguments, .. }) => Ok(CallToolParams {
-                name: name.clone(),
-                arguments: *arguments,
-                meta: Some(RequestMeta { progress_token: front.progress_token.clone() }),
-            }),
+            Some(StatelessParams { name: Some(name), arguments, meta, .. }) => {
+                Ok(CallToolParams { name: name.clone(), arguments: *arguments, meta: *meta })
+            }
             Some(_) => Err("missing field `name`".to_owned()),
             None => serde_json::from_str::<CallToolParams<'_>>(params.get()).map_err(|e| e.to_string()),
         };
@@ -808,8 +876,13 @@ impl Session {
             }
         };
         let max_state = self.shared.limits.max_request_state_bytes;
-        let progress_token = call.meta.and_then(|m| m.progress_token);
-        let (ctx, input) = self.context_for(id.clone(), entry.name.clone(), progress_token, &front, origin);
+        // A stateless request's token was read with its envelope.
+        let progress_token = match front.era {
+            Era::Handshake => call.meta.and_then(progress_token_in),
+            Era::Stateless => front.progress_token.clone(),
+        };
+        let (ctx, input) =
+            self.context_for(id.clone(), entry.name.clone(), progress_token, call.meta, &front, origin);
         let cancel = ctx.cancellation_token();
         let key = self.shared.state_key;
         let has_caller = caller.is_some();
@@ -818,12 +891,23 @@ impl Session {
         // The call's future is made inside the request's, not captured by it: a captured future
         // would be stored twice (as the capture and where it is awaited), and the request's
         // future is copied whole into its box.
+        // Through the server's layers, if it has any (none: the tool runs directly).
+        let layered = self.shared.pipeline.layered(&entry);
         let run = move || async move {
-            let Some(limit) = timeout else { return call_entry(&entry, &arguments, ctx).await };
-            let name = entry.name.clone();
-            let cancel = ctx.cancellation_token();
-            let call = call_entry(&entry, &arguments, ctx);
-            tokio::time::timeout(limit, call).await.unwrap_or_else(|_| timed_out(&name, limit, &cancel))
+            let limited = timeout.map(|limit| (limit, entry.name.clone(), ctx.cancellation_token()));
+            let call = async move {
+                match layered {
+                    None => call_entry(&entry, &arguments, ctx).await,
+                    // Boxed: a call without layers does not carry the pipeline's future.
+                    Some(pipeline) => Box::pin(pipeline.call(entry, arguments, ctx)).await,
+                }
+            };
+            match limited {
+                None => call.await,
+                Some((limit, name, cancel)) => tokio::time::timeout(limit, call)
+                    .await
+                    .unwrap_or_else(|_| timed_out(&name, limit, &cancel)),
+            }
         };
         self.spawn_request(id, origin.clone(), cancel.clone(), async move {
             let outcome = match (task_engine, &input) {
@@ -1043,6 +1127,7 @@ impl Session {
         // A transport that runs the request itself gets it (still tracked for shutdown); if it
         // drops it unfinished (its client went away), the request is cancelled. The slot stays
         // locked until the request is in it.
+        let observed_span = origin.observed.as_ref().map(|observed| observed.span().clone());
         let inline = origin.inline.clone();
         let mut slot = inline.as_deref().map(|slot| slot.lock().expect("inline slot lock"));
         let slot = slot.as_mut().filter(|slot| slot.is_none());
@@ -1081,6 +1166,12 @@ impl Session {
                 Some(Err(error)) => Self::reply_error(&origin, Some(&id), error),
                 None => tracing::debug!(%id, "request cancelled; no answer sent"),
             }
+        };
+        // Watched, it runs in its span (the handler's spans are its children); boxed, so an
+        // unwatched request's future does not grow.
+        let task = match observed_span {
+            Some(span) => Either::Left(Box::pin(tracing::Instrument::instrument(task, span))),
+            None => Either::Right(task),
         };
         // The guard is in the request's own future: a wrapper awaiting it would hold the
         // request's future twice.
@@ -1309,17 +1400,19 @@ pub(crate) async fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Ou
     .await
 }
 
-/// The progress token in a request's `_meta`, if any.
-fn progress_token(params: Option<&RawValue>) -> Option<ProgressToken> {
+/// A request's `_meta`, if any.
+fn meta_of(params: Option<&RawValue>) -> Option<&RawValue> {
     #[derive(serde::Deserialize)]
-    struct MetaOnly {
-        #[serde(rename = "_meta", default)]
-        meta: Option<RequestMeta>,
+    struct MetaOnly<'a> {
+        #[serde(rename = "_meta", borrow, default)]
+        meta: Option<&'a RawValue>,
     }
-    params
-        .and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok())
-        .and_then(|m| m.meta)
-        .and_then(|m| m.progress_token)
+    params.and_then(|p| serde_json::from_str::<MetaOnly<'_>>(p.get()).ok()).and_then(|m| m.meta)
+}
+
+/// The progress token in a request's `_meta`, if any.
+fn progress_token_in(meta: &RawValue) -> Option<ProgressToken> {
+    serde_json::from_str::<RequestMeta>(meta.get()).ok().and_then(|m| m.progress_token)
 }
 
 /// The error of a subscription to a resource this server does not serve.

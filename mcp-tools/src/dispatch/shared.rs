@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::events::ServerEvent;
+use super::observe::Observer;
+use super::pipeline::Pipeline;
 use super::quota::{Held, Quota};
 use super::stateless::KnownEnvelopes;
 use super::tasks::{self, Tasks};
@@ -49,6 +51,11 @@ pub(crate) struct Shared {
     pub envelopes: KnownEnvelopes,
     /// The `subscriptions/listen` streams open, per caller and in all (2026-07-28).
     pub listens: Arc<Quota>,
+    /// The layers every tool call goes through, and the list filters.
+    pub pipeline: Arc<Pipeline>,
+    /// What watches every request (telemetry), if anything does: set by the builder, or by the
+    /// command line before it serves (`--otel`).
+    pub observer: std::sync::OnceLock<Arc<dyn Observer>>,
 }
 
 impl Shared {

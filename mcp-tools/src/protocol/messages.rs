@@ -63,8 +63,9 @@ pub(crate) struct CallToolParams<'a> {
     pub name: Cow<'a, str>,
     #[serde(borrow, default)]
     pub arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", default)]
-    pub meta: Option<RequestMeta>,
+    /// Kept as it was sent: a call's `Context::meta`; its progress token is read from it.
+    #[serde(rename = "_meta", borrow, default)]
+    pub meta: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize, Default)]

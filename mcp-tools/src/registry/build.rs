@@ -143,6 +143,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         timeout: reg.timeout,
         scopes: reg.scopes.iter().map(|s| (*s).to_owned()).collect(),
         reaches_client: (reg.reaches_client)(),
+        passes_through: false,
         handler: Handler::Static {
             handler: reg.handler,
             plan: output.plan,
@@ -229,6 +230,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         scopes: tool.scopes.clone(),
         // A handler built at run time gets the context: it may ask.
         reaches_client: true,
+        passes_through: false,
         handler: Handler::Dynamic {
             handler: tool.handler.clone(),
             input_validator,

@@ -98,6 +98,9 @@ pub(crate) struct ToolEntry {
     /// Whether the handler can reach the client (ask it for input): `false` for a `#[tool]`
     /// without a `Context` parameter, whose 2026-07-28 calls then skip what a question needs.
     pub reaches_client: bool,
+    /// Whether a call of this tool is the call of another (deferred mode's `call_tool`): the
+    /// layers see that one instead.
+    pub passes_through: bool,
     pub handler: Handler,
     pub defined_at: DefinedAt,
 }
@@ -206,9 +209,12 @@ pub(crate) struct Registry {
     /// `tools/list` results, one per page, serialized once for each era.
     handshake_pages: Vec<Box<RawValue>>,
     stateless_pages: Vec<Box<RawValue>>,
-    /// What those pages show, kept when some of it needs scopes: a caller without them gets
-    /// pages of what it may see, made for it.
-    scoped: Option<(Vec<Listed>, Paging)>,
+    /// What those pages show: a caller that may not see all of it (scopes, list filters) gets
+    /// pages made for it.
+    listed: Vec<Listed>,
+    paging: Paging,
+    /// Whether some listed tool needs scopes.
+    scoped: bool,
 }
 
 impl Registry {
@@ -227,7 +233,9 @@ impl Registry {
             by_name,
             handshake_pages: paginate(listed, paging, Era::Handshake),
             stateless_pages: paginate(listed, paging, Era::Stateless),
-            scoped: scoped.then(|| (listed.to_vec(), paging)),
+            listed: listed.to_vec(),
+            paging,
+            scoped,
         }
     }
 
@@ -255,12 +263,10 @@ impl Registry {
         era: Era,
         caller: Option<&AuthInfo>,
     ) -> Option<Cow<'_, RawValue>> {
-        if let (Some((listed, paging)), Some(_)) = (&self.scoped, caller)
-            && !listed.iter().all(|l| permits(caller, &l.entry.scopes))
-        {
+        if self.scoped && caller.is_some() && !self.listed.iter().all(|l| permits(caller, &l.entry.scopes)) {
             let visible: Vec<Listed> =
-                listed.iter().filter(|l| permits(caller, &l.entry.scopes)).cloned().collect();
-            let mut pages = paginate(&visible, *paging, era);
+                self.listed.iter().filter(|l| permits(caller, &l.entry.scopes)).cloned().collect();
+            let mut pages = paginate(&visible, self.paging, era);
             let index = page_index(cursor, pages.len())?;
             return Some(Cow::Owned(pages.swap_remove(index)));
         }
@@ -270,6 +276,36 @@ impl Registry {
         };
         let index = page_index(cursor, pages.len())?;
         pages.get(index).map(|b| Cow::Borrowed(&**b))
+    }
+}
+
+impl Registry {
+    /// The `tools/list` result of `era` for a cursor, made for a caller: the tools it may see
+    /// (scopes), as `keep` shows them (changed in place, or left out), paged.
+    pub fn page_shown(
+        &self,
+        cursor: Option<&str>,
+        era: Era,
+        caller: Option<&AuthInfo>,
+        keep: impl Fn(&mut Map<String, Value>) -> bool,
+    ) -> Option<Box<RawValue>> {
+        let shown: Vec<Value> = self
+            .listed
+            .iter()
+            .filter(|l| permits(caller, &l.entry.scopes))
+            .filter_map(|l| {
+                let mut definition = match serde_json::to_value(l.definition(era)) {
+                    Ok(Value::Object(fields)) => fields,
+                    _ => return None,
+                };
+                keep(&mut definition).then_some(Value::Object(definition))
+            })
+            .collect();
+        // Made for one caller: no shared cache may keep it.
+        let paging = Paging { cache: CacheHint { public: false, ..self.paging.cache }, ..self.paging };
+        let mut pages = pages_of(&shown, paging, era);
+        let index = page_index(cursor, pages.len())?;
+        Some(pages.swap_remove(index))
     }
 }
 
@@ -283,12 +319,31 @@ fn page_index(cursor: Option<&str>, count: usize) -> Option<usize> {
 
 /// `tools/list` pages of these tools, as clients of `era` see them.
 fn paginate(tools: &[Listed], paging: Paging, era: Era) -> Vec<Box<RawValue>> {
+    let definitions: Vec<ToolDefinition<'_>> = tools.iter().map(|listed| listed.definition(era)).collect();
+    pages_of(&definitions, paging, era)
+}
+
+impl Listed {
+    /// The tool's definition for `era`, its added `_meta` entries included.
+    fn definition(&self, era: Era) -> ToolDefinition<'_> {
+        let mut definition = self.entry.definition(era);
+        if let Some(extra) = &self.extra_meta {
+            let mut meta = self.entry.meta.clone().unwrap_or_default();
+            meta.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            definition.meta = Some(Cow::Owned(meta));
+        }
+        definition
+    }
+}
+
+/// `tools/list` pages of these definitions, as clients of `era` see them.
+fn pages_of<T: Serialize>(tools: &[T], paging: Paging, era: Era) -> Vec<Box<RawValue>> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
-    struct Page<'a> {
+    struct Page<'a, T> {
         #[serde(skip_serializing_if = "Option::is_none")]
         result_type: Option<&'static str>,
-        tools: Vec<ToolDefinition<'a>>,
+        tools: &'a [T],
         #[serde(skip_serializing_if = "Option::is_none")]
         next_cursor: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -297,7 +352,7 @@ fn paginate(tools: &[Listed], paging: Paging, era: Era) -> Vec<Box<RawValue>> {
         cache_scope: Option<&'static str>,
     }
     let stateless = era == Era::Stateless;
-    let chunks: Vec<&[Listed]> =
+    let chunks: Vec<&[T]> =
         if tools.is_empty() { vec![&[]] } else { tools.chunks(paging.page_size.max(1)).collect() };
     let count = chunks.len();
     chunks
@@ -308,18 +363,7 @@ fn paginate(tools: &[Listed], paging: Paging, era: Era) -> Vec<Box<RawValue>> {
                 result_type: stateless.then_some("complete"),
                 ttl_ms: stateless.then_some(paging.cache.ttl_ms),
                 cache_scope: stateless.then_some(if paging.cache.public { "public" } else { "private" }),
-                tools: chunk
-                    .iter()
-                    .map(|listed| {
-                        let mut definition = listed.entry.definition(era);
-                        if let Some(extra) = &listed.extra_meta {
-                            let mut meta = listed.entry.meta.clone().unwrap_or_default();
-                            meta.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-                            definition.meta = Some(Cow::Owned(meta));
-                        }
-                        definition
-                    })
-                    .collect(),
+                tools: chunk,
                 next_cursor: (i + 1 < count).then(|| (i + 1).to_string()),
             };
             serde_json::value::to_raw_value(&page).expect("a tool list serializes")

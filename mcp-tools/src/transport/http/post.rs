@@ -94,7 +94,7 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
             .await;
         }
         let slot = InlineSlot::default();
-        let origin = Origin { reply, http, close: None, inline: Some(slot.clone()) };
+        let origin = Origin { reply, http, close: None, inline: Some(slot.clone()), observed: None };
         let received = target.session.handle_parsed(parsed, &origin);
         drop(origin);
         let call = slot.lock().expect("inline slot lock").take();
@@ -278,7 +278,7 @@ async fn answer_resumable(
     let hub_session = Arc::downgrade(&http_session);
     let close: CloseStream =
         Arc::new(move || hub_session.upgrade().is_some_and(|s| s.hub.disconnect(stream_id)));
-    let origin = Origin { reply, http, close: Some(close), inline: None };
+    let origin = Origin { reply, http, close: Some(close), inline: None, observed: None };
     match session.handle_parsed(parsed, &origin) {
         Received::Request => {}
         Received::Notification => {

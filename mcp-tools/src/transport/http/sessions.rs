@@ -16,7 +16,6 @@ use super::options::HttpOptions;
 use super::sse::{Hub, hub_events, sse_event, sse_response};
 use super::wire::{SESSION_HEADER, VERSION_HEADER, accepts, plain, rpc_error_response};
 use crate::context::auth::AuthInfo;
-use crate::dispatch::quota::identity_key;
 use crate::dispatch::session::Session;
 use crate::protocol::{Era, INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::Server;
@@ -217,7 +216,7 @@ pub(super) fn named_session(
 /// Who is calling, when the request carries a verified identity: its subject, else its client,
 /// each in its own name space.
 pub(super) fn principal(extensions: &http::Extensions) -> Option<String> {
-    extensions.get::<Arc<AuthInfo>>().and_then(|info| identity_key(info))
+    extensions.get::<Arc<AuthInfo>>().and_then(|info| info.identity_key())
 }
 
 /// Whose share of the sessions a request's new session takes: the caller's identity, else the

@@ -90,7 +90,7 @@ pub(super) async fn post(
         auth: parts.extensions.get::<Arc<AuthInfo>>().cloned(),
     }));
     let slot = InlineSlot::default();
-    let origin = Origin { reply, http, close: None, inline: Some(slot.clone()) };
+    let origin = Origin { reply, http, close: None, inline: Some(slot.clone()), observed: None };
     let received = session.handle_parsed(parsed, &origin);
     drop(origin);
     let call = slot.lock().expect("inline slot lock").take();

@@ -1,0 +1,114 @@
+//! Watching requests: an [`Observer`] (the `otel` feature's telemetry) is told when each request
+//! begins, and gives the `tracing` span the request runs in (its handler's own spans are that
+//! span's children); it is told how the request ended when its answer is sent, or that it was
+//! cancelled when it never is.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde_json::value::RawValue;
+
+use crate::context::HttpParts;
+use crate::protocol::RequestId;
+
+/// A request as it begins.
+#[derive(Debug)]
+// Read by the observers, which come with features (`otel`).
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+pub(crate) struct Begun<'a> {
+    pub method: &'a str,
+    pub id: &'a RequestId,
+    /// The tool (`tools/call`), prompt (`prompts/get`) or resource (`resources/read`,
+    /// `resources/subscribe`) the request names.
+    pub target: Option<&'a str>,
+    /// The protocol revision, when known yet (see [`Observation::protocol_version`]).
+    pub protocol_version: Option<&'a str>,
+    /// The 2025-11-25 HTTP session, if any.
+    pub session_id: Option<&'a str>,
+    /// The request's `_meta` (where a client puts W3C trace context: `traceparent`).
+    pub meta: Option<&'a RawValue>,
+    /// The HTTP request, over Streamable HTTP (its `traceparent` header).
+    pub http: Option<&'a HttpParts>,
+}
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Answered with a result.
+    Answered,
+    /// A tool call answered with `isError: true`.
+    ToolError,
+    /// Answered with a JSON-RPC error of this code.
+    Error(i32),
+    /// Never answered: cancelled, or its client went away.
+    Cancelled,
+}
+
+/// What watches requests (`Any`: the command line finds the server's telemetry through it).
+pub(crate) trait Observer: std::any::Any + Send + Sync + 'static {
+    /// `request` begins.
+    fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation>;
+}
+
+/// One request being watched.
+pub(crate) trait Observation: Send + Sync {
+    /// The span the request runs in.
+    fn span(&self) -> &tracing::Span;
+    /// The request's protocol revision, learnt after it began (from a 2026-07-28 envelope).
+    fn protocol_version(&self, version: &str);
+    /// The request ended so, `elapsed` after it began.
+    fn end(&self, outcome: Outcome, elapsed: std::time::Duration);
+}
+
+/// A watched request, kept by its origin until it is answered: ended once, when its answer is
+/// sent, or, if it never is, when the last of it is dropped (cancelled).
+pub(crate) struct Observed {
+    observation: Box<dyn Observation>,
+    began: Instant,
+    ended: AtomicBool,
+}
+
+impl Observed {
+    pub fn begin(observer: &dyn Observer, request: &Begun<'_>) -> Arc<Observed> {
+        Arc::new(Observed {
+            observation: observer.begin(request),
+            began: Instant::now(),
+            ended: AtomicBool::new(false),
+        })
+    }
+
+    pub fn span(&self) -> &tracing::Span {
+        self.observation.span()
+    }
+
+    pub fn protocol_version(&self, version: &str) {
+        self.observation.protocol_version(version);
+    }
+
+    /// The request ended so (only the first end counts).
+    pub fn end(&self, outcome: Outcome) {
+        if !self.ended.swap(true, Ordering::AcqRel) {
+            self.observation.end(outcome, self.began.elapsed());
+        }
+    }
+
+    /// The outcome of an answer about to be sent: a result (a tool error when it says
+    /// `"isError":true`) or an error.
+    pub fn end_with_result(&self, result: &RawValue) {
+        let tool_error = memchr::memmem::find(result.get().as_bytes(), b"\"isError\":true").is_some();
+        self.end(if tool_error { Outcome::ToolError } else { Outcome::Answered });
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        self.end(Outcome::Cancelled);
+    }
+}
+
+impl std::fmt::Debug for Observed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observed").field("ended", &self.ended.load(Ordering::Relaxed)).finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,556 @@
+//! [`Telemetry`] (feature `otel`): OpenTelemetry for every request, after the MCP semantic
+//! conventions, as an [`Observer`] of `dispatch/observe.rs`.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Once, OnceLock};
+use std::time::Duration;
+
+use opentelemetry::metrics::{Histogram, MeterProvider as _};
+use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
+use opentelemetry::trace::{Status, TraceContextExt as _, TracerProvider as _};
+use opentelemetry::{InstrumentationScope, Key, KeyValue};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+use opentelemetry_sdk::resource::{EnvResourceDetector, ResourceDetector as _};
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::dispatch::observe::{Begun, Observation, Observer, Outcome};
+use crate::protocol::RequestId;
+
+/// The metric's name.
+const DURATION: &str = "mcp.server.operation.duration";
+/// Its bucket boundaries in seconds, as the semantic conventions advise.
+const BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+/// OpenTelemetry (feature `otel`): every request the server answers becomes an OpenTelemetry span
+/// named and attributed after OpenTelemetry's semantic conventions for MCP, and is measured by the
+/// `mcp.server.operation.duration` histogram; both are exported by OTLP.
+///
+/// **The span.** One per request, of kind `SERVER`, named `{mcp.method.name} {target}` (`tools/call
+/// get_weather`, `prompts/get greet`; the method alone when there is no tool or prompt), with the
+/// attributes
+///
+/// | attribute | when |
+/// |---|---|
+/// | `mcp.method.name` | always |
+/// | `jsonrpc.request.id` | always (the id as text: `7`, `request-7`) |
+/// | `gen_ai.tool.name`, `gen_ai.operation.name` = `execute_tool` | `tools/call` |
+/// | `gen_ai.prompt.name` | `prompts/get` |
+/// | `mcp.resource.uri` | `resources/read`, `resources/subscribe`, `resources/unsubscribe` |
+/// | `mcp.protocol.version` | once known: the session's revision (2025-11-25 and older), or the request's envelope (2026-07-28) |
+/// | `mcp.session.id` | a Streamable HTTP session's requests |
+/// | `network.transport` | `tcp` over HTTP, `pipe` otherwise (stdio) |
+/// | `network.protocol.name` = `http`, `client.address`, `client.port` | over HTTP |
+/// | `error.type` | a failed request: `tool_error` (a `tools/call` result with `isError`), the JSON-RPC error code (`-32602`), or `cancelled` (never answered) |
+/// | `rpc.response.status_code` | a JSON-RPC error: its code |
+///
+/// and the status `ERROR` whenever `error.type` is set. Its parent is the client's: the W3C trace
+/// context a client puts in the request's `params._meta` (`traceparent`, `tracestate`, and
+/// `baggage`: SEP-414, which the 2026-07-28 revision carries on every request), else, over
+/// HTTP, the request's `traceparent`/`tracestate` headers (a link to those when both are there and
+/// differ). Without either it is the root of a new trace. The request runs *in* this span, so the
+/// `tracing` spans and events of its handler are its children (and the handler sees it as
+/// `opentelemetry::Context::current()`). It ends when the answer is sent.
+///
+/// **The metric.** `mcp.server.operation.duration`, a histogram in seconds (buckets 0.01 s to
+/// 300 s, as the conventions advise) of the time from a request's arrival to its answer, with the
+/// span's low-cardinality attributes (`mcp.method.name`, `gen_ai.tool.name`,
+/// `gen_ai.operation.name`, `gen_ai.prompt.name`, `mcp.protocol.version`, `network.transport`,
+/// `network.protocol.name`, `error.type`, `rpc.response.status_code`).
+///
+/// **Turning it on.** The command line every server has does it all: `--otel`, or on by itself
+/// when `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (and
+/// `OTEL_SDK_DISABLED` is not `true`). It builds [`Telemetry::from_env_as`] (the server's name
+/// is the default `service.name`), adds [`Telemetry::layer`] to the logging it sets up, and
+/// flushes and shuts the exporters down when the server stops:
+///
+/// ```sh
+/// OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 my-server --http 8080
+/// ```
+///
+/// [`Telemetry::from_env`] reads the standard variables: `OTEL_EXPORTER_OTLP_ENDPOINT` (the
+/// signal paths `/v1/traces` and `/v1/metrics` are added), `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
+/// `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `…_TIMEOUT`,
+/// `…_COMPRESSION`, `OTEL_EXPORTER_OTLP_PROTOCOL` (this build speaks `http/protobuf`),
+/// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and its `…_ARG`,
+/// `OTEL_BSP_*` (the batch of spans), `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_TRACES_EXPORTER` /
+/// `OTEL_METRICS_EXPORTER` (`otlp`, the default, or `none`).
+///
+/// **Your own setup.** Serving without the command line, or exporting elsewhere: build the SDK's
+/// providers yourself ([`Telemetry::new`]), give the server the telemetry
+/// ([`ServerBuilder::telemetry`](crate::ServerBuilder::telemetry)), put [`Telemetry::layer`] in
+/// your `tracing` subscriber (without it there are no spans, only the metric: a warning says so),
+/// and call [`Telemetry::shutdown`] at the end:
+///
+/// ```no_run
+/// use mcp_tools::middleware::Telemetry;
+/// use mcp_tools::{HttpOptions, Server};
+/// use tracing_subscriber::prelude::*;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let telemetry = Telemetry::from_env_as("notes", "1.0.0")?;
+/// tracing_subscriber::registry()
+///     .with(tracing_subscriber::fmt::layer().with_filter(tracing_subscriber::EnvFilter::new("warn")))
+///     .with(telemetry.layer())
+///     .init();
+/// let server = Server::builder().telemetry(telemetry.clone()).build()?;
+/// server.serve_http("127.0.0.1:8080".parse()?, HttpOptions::new()).await?;
+/// telemetry.shutdown()?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A server without telemetry creates nothing per request: no span, no attribute, no clock read.
+///
+/// Cheap to clone: clones share the providers.
+#[derive(Clone)]
+pub struct Telemetry {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tracer_provider: SdkTracerProvider,
+    meter_provider: SdkMeterProvider,
+    tracer: SdkTracer,
+    duration: Histogram<f64>,
+    propagator: TextMapCompositePropagator,
+    /// Whether the first request found the OpenTelemetry layer in the subscriber (warned once).
+    checked: Once,
+    shut_down: Once,
+}
+
+/// Why telemetry could not be set up or shut down.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TelemetryError(String);
+
+impl Telemetry {
+    /// Telemetry exported by OTLP over HTTP (`http/protobuf`) as the standard `OTEL_*` variables
+    /// say (see [`Telemetry`]); `service.name` defaults to the executable's
+    /// name. Spans go in batches, metrics every `OTEL_METRIC_EXPORT_INTERVAL` (60 s), and both on
+    /// [`shutdown`](Self::shutdown).
+    pub fn from_env() -> Result<Telemetry, TelemetryError> {
+        let exe = std::env::current_exe().ok();
+        let name =
+            exe.as_deref().and_then(|p| p.file_stem()).and_then(|n| n.to_str()).unwrap_or("mcp-server");
+        Self::build_from_env(name, None)
+    }
+
+    /// [`from_env`](Self::from_env) with this `service.name` and `service.version`, unless
+    /// `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` set them. The command line passes the
+    /// server's name and version.
+    pub fn from_env_as(service_name: &str, service_version: &str) -> Result<Telemetry, TelemetryError> {
+        Self::build_from_env(service_name, Some(service_version))
+    }
+
+    /// Whether the environment asks for telemetry: `OTEL_EXPORTER_OTLP_ENDPOINT` or
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (and `OTEL_SDK_DISABLED` is not `true`). The
+    /// command line turns telemetry on by itself when it does.
+    pub fn enabled_by_env() -> bool {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        !sdk_disabled() && (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    }
+
+    fn build_from_env(
+        service_name: &str,
+        service_version: Option<&str>,
+    ) -> Result<Telemetry, TelemetryError> {
+        let resource = resource(service_name, service_version);
+        let disabled = sdk_disabled();
+        let mut traces = SdkTracerProvider::builder().with_resource(resource.clone());
+        if !disabled && exporter_wanted("OTEL_TRACES_EXPORTER")? {
+            let exporter = opentelemetry_otlp::SpanExporter::builder()
+                .with_http()
+                .build()
+                .map_err(|e| TelemetryError(format!("cannot set up the OTLP span exporter: {e}")))?;
+            traces = traces.with_batch_exporter(exporter);
+        }
+        let mut metrics = SdkMeterProvider::builder().with_resource(resource);
+        if !disabled && exporter_wanted("OTEL_METRICS_EXPORTER")? {
+            let exporter = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .build()
+                .map_err(|e| TelemetryError(format!("cannot set up the OTLP metric exporter: {e}")))?;
+            metrics = metrics.with_periodic_exporter(exporter);
+        }
+        Ok(Self::new(traces.build(), metrics.build()))
+    }
+
+    /// Telemetry of providers you built: your exporters, processors, sampler and resource (the
+    /// SDK's in-memory exporters in tests). [`shutdown`](Self::shutdown) shuts them down.
+    pub fn new(tracer_provider: SdkTracerProvider, meter_provider: SdkMeterProvider) -> Telemetry {
+        let scope =
+            InstrumentationScope::builder("mcp-tools").with_version(env!("CARGO_PKG_VERSION")).build();
+        let tracer = tracer_provider.tracer_with_scope(scope.clone());
+        let duration = meter_provider
+            .meter_with_scope(scope)
+            .f64_histogram(DURATION)
+            .with_unit("s")
+            .with_description("MCP request duration, from its arrival to its answer")
+            .with_boundaries(BUCKETS.to_vec())
+            .build();
+        let propagator = TextMapCompositePropagator::new(vec![
+            Box::new(TraceContextPropagator::new()),
+            Box::new(BaggagePropagator::new()),
+        ]);
+        Telemetry {
+            inner: Arc::new(Inner {
+                tracer_provider,
+                meter_provider,
+                tracer,
+                duration,
+                propagator,
+                checked: Once::new(),
+                shut_down: Once::new(),
+            }),
+        }
+    }
+
+    /// The `tracing` layer that turns the request spans, and the spans and events inside them,
+    /// into OpenTelemetry spans of this telemetry's tracer: add it to your subscriber (the
+    /// command line does). It takes spans and events at `INFO` and above (not those of the
+    /// OpenTelemetry and HTTP client crates, which export them); give your other layers their
+    /// own filters ([`Layer::with_filter`]), as a filter on the whole subscriber below `INFO`
+    /// would turn the request spans off.
+    pub fn layer<S>(&self) -> impl Layer<S>
+    where
+        S: tracing::Subscriber + for<'span> LookupSpan<'span>,
+    {
+        // Targets are prefixes: `opentelemetry` is also `opentelemetry_sdk`, `opentelemetry-otlp`…
+        let exporters = ["opentelemetry", "reqwest", "hyper", "h2"].map(|target| (target, LevelFilter::OFF));
+        let filter = Targets::new().with_default(LevelFilter::INFO).with_targets(exporters);
+        tracing_opentelemetry::layer().with_tracer(self.inner.tracer.clone()).with_filter(filter)
+    }
+
+    /// The tracer provider (to add tracers of your own, or flush).
+    pub fn tracer_provider(&self) -> &SdkTracerProvider {
+        &self.inner.tracer_provider
+    }
+
+    /// The meter provider (to add metrics of your own, or flush).
+    pub fn meter_provider(&self) -> &SdkMeterProvider {
+        &self.inner.meter_provider
+    }
+
+    /// Exports the spans and metrics recorded so far.
+    pub fn force_flush(&self) -> Result<(), TelemetryError> {
+        let traces = self.inner.tracer_provider.force_flush();
+        let metrics = self.inner.meter_provider.force_flush();
+        traces.and(metrics).map_err(|e| TelemetryError(format!("telemetry: flushing failed: {e}")))
+    }
+
+    /// Exports what is left and shuts the providers down; later calls do nothing. The command
+    /// line calls it when the server stops.
+    pub fn shutdown(&self) -> Result<(), TelemetryError> {
+        let mut result = Ok(());
+        self.inner.shut_down.call_once(|| {
+            let traces = self.inner.tracer_provider.shutdown();
+            let metrics = self.inner.meter_provider.shutdown();
+            result = traces
+                .and(metrics)
+                .map_err(|e| TelemetryError(format!("telemetry: shutting down failed: {e}")));
+        });
+        result
+    }
+
+    /// The telemetry a server's observer is, if it is one.
+    pub(crate) fn of(observer: &dyn Observer) -> Option<&Telemetry> {
+        (observer as &dyn std::any::Any).downcast_ref::<Telemetry>()
+    }
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telemetry").finish_non_exhaustive()
+    }
+}
+
+/// `OTEL_SDK_DISABLED=true`: the SDK exports nothing.
+fn sdk_disabled() -> bool {
+    std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// Whether `OTEL_TRACES_EXPORTER` (or `OTEL_METRICS_EXPORTER`) asks for OTLP (the default) or
+/// for nothing (`none`).
+fn exporter_wanted(variable: &str) -> Result<bool, TelemetryError> {
+    match std::env::var(variable).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        Err(_) | Ok("" | "otlp") => Ok(true),
+        Ok("none") => Ok(false),
+        Ok(other) => Err(TelemetryError(format!(
+            "{variable}={other}: this server exports by OTLP only (set it to `otlp` or `none`)"
+        ))),
+    }
+}
+
+/// The SDK's resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the SDK's own), with
+/// this name and version where the environment gives none.
+fn resource(service_name: &str, service_version: Option<&str>) -> Resource {
+    let from_env = EnvResourceDetector::new().detect();
+    let named = std::env::var("OTEL_SERVICE_NAME").is_ok_and(|n| !n.is_empty())
+        || from_env.get(&Key::from_static_str("service.name")).is_some();
+    let mut resource = Resource::builder();
+    if !named {
+        resource = resource.with_service_name(service_name.to_owned());
+    }
+    if let (Some(version), None) = (service_version, from_env.get(&Key::from_static_str("service.version"))) {
+        resource = resource.with_attribute(KeyValue::new("service.version", version.to_owned()));
+    }
+    resource.build()
+}
+
+/// The W3C trace context and baggage a client put in `params._meta` (SEP-414).
+#[derive(serde::Deserialize, Default)]
+struct MetaCarrier<'a> {
+    #[serde(borrow, default)]
+    traceparent: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tracestate: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    baggage: Option<Cow<'a, str>>,
+}
+
+impl Extractor for MetaCarrier<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "traceparent" => self.traceparent.as_deref(),
+            "tracestate" => self.tracestate.as_deref(),
+            "baggage" => self.baggage.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        let keys = [
+            ("traceparent", &self.traceparent),
+            ("tracestate", &self.tracestate),
+            ("baggage", &self.baggage),
+        ];
+        keys.into_iter().filter(|(_, value)| value.is_some()).map(|(key, _)| key).collect()
+    }
+}
+
+/// An HTTP request's headers, read by the propagators.
+struct HeaderCarrier<'a>(&'a http::HeaderMap);
+
+impl Extractor for HeaderCarrier<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|value| value.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+impl Inner {
+    /// The client's trace context from `_meta`, and from the HTTP headers.
+    fn remote_parents(
+        &self,
+        request: &Begun<'_>,
+    ) -> (Option<opentelemetry::Context>, Option<opentelemetry::Context>) {
+        let valid = |cx: opentelemetry::Context| cx.span().span_context().is_valid().then_some(cx);
+        let from_meta = request
+            .meta
+            .and_then(|meta| serde_json::from_str::<MetaCarrier<'_>>(meta.get()).ok())
+            .filter(|carrier| carrier.traceparent.is_some())
+            .and_then(|carrier| valid(self.propagator.extract(&carrier)));
+        let from_headers = request
+            .http
+            .filter(|http| http.headers.contains_key("traceparent"))
+            .and_then(|http| valid(self.propagator.extract(&HeaderCarrier(&http.headers))));
+        (from_meta, from_headers)
+    }
+}
+
+impl Observer for Telemetry {
+    fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation> {
+        let method = request.method;
+        let target = |methods: &[&str]| request.target.filter(|_| methods.contains(&method));
+        let tool = target(&["tools/call"]);
+        let prompt = target(&["prompts/get"]);
+        let resource = target(&["resources/read", "resources/subscribe", "resources/unsubscribe"]);
+        let name = match tool.or(prompt) {
+            Some(target) => format!("{method} {target}"),
+            None => method.to_owned(),
+        };
+        let id = match request.id {
+            RequestId::Number(n) => n.to_string(),
+            RequestId::String(s) => s.to_string(),
+        };
+        let transport = if request.http.is_some() { "tcp" } else { "pipe" };
+        let peer = request.http.and_then(|http| http.peer_addr);
+        let span = tracing::info_span!(
+            parent: None,
+            "mcp.request",
+            otel.name = %name,
+            otel.kind = "server",
+            mcp.method.name = method,
+            jsonrpc.request.id = %id,
+            gen_ai.operation.name = tool.map(|_| "execute_tool"),
+            gen_ai.tool.name = tool,
+            gen_ai.prompt.name = prompt,
+            mcp.resource.uri = resource,
+            mcp.protocol.version = request.protocol_version,
+            mcp.session.id = request.session_id,
+            network.transport = transport,
+            network.protocol.name = request.http.map(|_| "http"),
+            client.address = peer.map(|peer| tracing::field::display(peer.ip())),
+            client.port = peer.map(|peer| peer.port()),
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+        );
+        let (from_meta, from_headers) = self.inner.remote_parents(request);
+        if let (Some(meta), Some(headers)) = (&from_meta, &from_headers) {
+            // The transport's context, when the client's MCP context is another: a link.
+            let transport = headers.span().span_context().clone();
+            if meta.span().span_context().span_id() != transport.span_id() {
+                span.add_link(transport);
+            }
+        }
+        if let Some(parent) = from_meta.or(from_headers) {
+            let _ = span.set_parent(parent);
+        }
+        self.inner.checked.call_once(|| {
+            if span.is_disabled() {
+                tracing::warn!(
+                    "telemetry: the tracing subscriber turns INFO spans of mcp_tools off, so requests make no spans (only the metric); give its filter to its fmt layer only"
+                );
+            } else if !span.context().span().span_context().is_valid() {
+                tracing::warn!(
+                    "telemetry: the tracing subscriber has no OpenTelemetry layer (Telemetry::layer), so requests make no spans (only the metric)"
+                );
+            }
+        });
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", method.to_owned()),
+            KeyValue::new("network.transport", transport),
+        ];
+        if let Some(tool) = tool {
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+        }
+        if let Some(prompt) = prompt {
+            attributes.push(KeyValue::new("gen_ai.prompt.name", prompt.to_owned()));
+        }
+        if request.http.is_some() {
+            attributes.push(KeyValue::new("network.protocol.name", "http"));
+        }
+        let protocol_version = OnceLock::new();
+        if let Some(version) = request.protocol_version {
+            let _ = protocol_version.set(version.to_owned());
+        }
+        Box::new(Request { inner: self.inner.clone(), span, attributes, protocol_version })
+    }
+}
+
+/// One request being watched: its span, and the metric's attributes.
+struct Request {
+    inner: Arc<Inner>,
+    span: tracing::Span,
+    attributes: Vec<KeyValue>,
+    protocol_version: OnceLock<String>,
+}
+
+impl Observation for Request {
+    fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    fn protocol_version(&self, version: &str) {
+        if self.protocol_version.set(version.to_owned()).is_ok() {
+            self.span.record("mcp.protocol.version", version);
+        }
+    }
+
+    fn end(&self, outcome: Outcome, elapsed: Duration) {
+        let (error_type, code): (Option<Cow<'static, str>>, Option<i32>) = match outcome {
+            Outcome::Answered => (None, None),
+            Outcome::ToolError => (Some("tool_error".into()), None),
+            Outcome::Error(code) => (Some(code.to_string().into()), Some(code)),
+            Outcome::Cancelled => (Some("cancelled".into()), None),
+        };
+        let mut attributes = self.attributes.clone();
+        if let Some(version) = self.protocol_version.get() {
+            attributes.push(KeyValue::new("mcp.protocol.version", version.clone()));
+        }
+        if let Some(error_type) = &error_type {
+            self.span.record("error.type", error_type.as_ref());
+            self.span.set_status(Status::error(match outcome {
+                Outcome::ToolError => "the tool returned an error result",
+                Outcome::Cancelled => "the request was cancelled",
+                _ => "",
+            }));
+            attributes.push(KeyValue::new("error.type", error_type.clone()));
+        }
+        if let Some(code) = code {
+            self.span.record("rpc.response.status_code", code.to_string().as_str());
+            attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+        }
+        self.inner.duration.record(elapsed.as_secs_f64(), &attributes);
+        // The request is over when its answer leaves, even if something still holds its span.
+        self.span.context().span().end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::*;
+
+    /// `_meta` as it reaches [`Observer::begin`].
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn the_trace_context_is_read_from_meta_and_headers() {
+        let telemetry =
+            Telemetry::new(SdkTracerProvider::builder().build(), SdkMeterProvider::builder().build());
+        let meta = raw(
+            r#"{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"rojo=1","other":{"x":1}}"#,
+        );
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            "traceparent",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".parse().unwrap(),
+        );
+        let http = crate::context::HttpParts { headers, peer_addr: None, session_id: None, auth: None };
+        let id = RequestId::Number(1);
+        let begun = Begun {
+            method: "tools/call",
+            id: &id,
+            target: Some("t"),
+            protocol_version: None,
+            session_id: None,
+            meta: Some(&meta),
+            http: Some(&http),
+        };
+        let (from_meta, from_headers) = telemetry.inner.remote_parents(&begun);
+        let from_meta = from_meta.expect("a context from _meta");
+        let cx = from_meta.span().span_context().clone();
+        assert_eq!(cx.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(cx.span_id().to_string(), "00f067aa0ba902b7");
+        assert!(cx.is_remote() && cx.is_sampled());
+        assert_eq!(cx.trace_state().get("rojo"), Some("1"));
+        let from_headers = from_headers.expect("a context from the headers");
+        assert_eq!(
+            from_headers.span().span_context().trace_id().to_string(),
+            "0af7651916cd43dd8448eb211c80319c"
+        );
+
+        // A malformed traceparent, or none, is no parent.
+        let bad = raw(r#"{"traceparent":"00-zz-yy-01"}"#);
+        let none = raw(r#"{"progressToken":1}"#);
+        for meta in [&bad, &none] {
+            let begun = Begun { meta: Some(meta), http: None, ..begun };
+            assert!(telemetry.inner.remote_parents(&begun).0.is_none());
+        }
+    }
+}
