@@ -6,6 +6,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::{Burst, Era, Samples, add_request, check_add};
@@ -13,16 +14,24 @@ use crate::{Burst, Era, Samples, add_request, check_add};
 pub struct Server {
     child: Child,
     addr: String,
+    /// `tools/call` requests answered so far, by every client (counted after each measurement).
+    calls: AtomicU64,
 }
 
 impl Server {
     /// Starts `binary ARGS... ADDR` on a free loopback port and waits until it accepts.
     pub fn start(binary: &Path, args: &[String]) -> Server {
+        Server::start_with_env(binary, args, &[])
+    }
+
+    /// [`start`](Self::start) with these environment variables set too.
+    pub fn start_with_env(binary: &Path, args: &[String], env: &[(String, String)]) -> Server {
         let port = TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
         let addr = format!("127.0.0.1:{port}");
         let child = crate::command(binary)
             .args(args)
             .arg(&addr)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -34,7 +43,7 @@ impl Server {
             assert!(Instant::now() < deadline, "{} did not listen on {addr}", binary.display());
             std::thread::sleep(Duration::from_millis(20));
         }
-        Server { child, addr }
+        Server { child, addr, calls: AtomicU64::new(0) }
     }
 
     /// `tools/call add`, one at a time, on one connection.
@@ -52,7 +61,9 @@ impl Server {
                 samples.push(begin.elapsed());
             }
         }
-        Samples::new(samples, measured_from.elapsed())
+        let took = measured_from.elapsed();
+        self.calls.fetch_add(client.next_id, Ordering::Relaxed);
+        Samples::new(samples, took)
     }
 
     /// `clients` connections calling `tools/call add` in parallel.
@@ -70,6 +81,7 @@ impl Server {
                         client.call_add();
                     }
                     barrier.wait();
+                    self.calls.fetch_add(client.next_id, Ordering::Relaxed);
                 });
             }
             barrier.wait();
@@ -77,6 +89,13 @@ impl Server {
             barrier.wait();
             Burst::new(clients * calls_each, begin.elapsed())
         })
+    }
+}
+
+impl Server {
+    /// How many `tools/call` requests this server has answered (warm-ups included).
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
     }
 }
 

@@ -11,12 +11,16 @@
 //!
 //! ```text
 //! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]
+//! mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]
 //! ```
 //!
 //! writes PREFIX.table.md and PREFIX.json (default `bench/perf`); the script puts the table in
-//! bench/perf.md.
+//! bench/perf.md. With `--middleware`, what the call pipeline and telemetry cost instead
+//! (`middleware.rs`, `scripts/bench-middleware.sh`, bench/middleware.md).
 
 mod http;
+mod middleware;
+mod otlp_sink;
 mod report;
 mod stdio;
 
@@ -89,10 +93,28 @@ fn main() {
     let mut skip_rmcp = false;
     let mut only: Option<String> = None;
     let mut ts_server: Option<PathBuf> = None;
+    let mut baseline: Option<PathBuf> = None;
+    let mut current: Option<PathBuf> = None;
+    let mut decompose = false;
+    let mut wants_middleware = false;
+    let mut runs: Option<usize> = None;
+    let mut out_given = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => sizes = QUICK,
-            "--out" => out = PathBuf::from(args.next().expect("--out needs a path prefix")),
+            "--out" => {
+                out = PathBuf::from(args.next().expect("--out needs a path prefix"));
+                out_given = true;
+            }
+            "--middleware" => wants_middleware = true,
+            "--decompose" => decompose = true,
+            "--baseline" => {
+                baseline = Some(PathBuf::from(args.next().expect("--baseline needs a bench_server binary")))
+            }
+            "--current" => {
+                current = Some(PathBuf::from(args.next().expect("--current needs a bench_server binary")))
+            }
+            "--runs" => runs = Some(args.next().and_then(|n| n.parse().ok()).expect("--runs needs a number")),
             "--skip-rmcp" => skip_rmcp = true,
             "--pin" => PIN.store(true, std::sync::atomic::Ordering::Relaxed),
             "--wrap" => {
@@ -105,7 +127,7 @@ fn main() {
             "--only" => only = Some(args.next().expect("--only needs stdio, http or catalog")),
             "-h" | "--help" => {
                 println!(
-                    "usage: mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)"
+                    "usage: mcp-bench [--quick] [--runs N] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)\n       mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-middleware.sh)"
                 );
                 return;
             }
@@ -115,8 +137,26 @@ fn main() {
             }
         }
     }
+    if let Some(runs) = runs {
+        sizes.runs = runs;
+    }
     let dir = std::env::current_exe().expect("own path").parent().expect("a folder").to_path_buf();
     let examples = dir.join("examples");
+    if wants_middleware {
+        let need = |path: PathBuf| {
+            assert!(
+                path.exists(),
+                "{} is missing: run scripts/bench-middleware.sh, which builds it",
+                path.display()
+            );
+            path
+        };
+        let baseline = need(baseline.expect("--middleware needs --baseline BENCH_SERVER"));
+        let out = if out_given { out } else { PathBuf::from("bench/middleware") };
+        let current = need(current.unwrap_or_else(|| examples.join("bench_server")));
+        middleware::run(sizes, &out, &baseline, &current, decompose, only.as_deref());
+        return;
+    }
     let need = |path: PathBuf| {
         assert!(path.exists(), "{} is missing: run scripts/bench-perf.sh, which builds it", path.display());
         path

@@ -24,9 +24,15 @@ impl Server {
     /// Starts `binary`, and opens the conversation: `initialize` (2025-11-25) or `server/discover`
     /// (2026-07-28).
     pub fn start(binary: &Path, args: &[String], era: Era) -> Server {
+        Server::start_with_env(binary, args, &[], era)
+    }
+
+    /// [`start`](Self::start) with these environment variables set too.
+    pub fn start_with_env(binary: &Path, args: &[String], env: &[(String, String)], era: Era) -> Server {
         let begin = Instant::now();
         let mut child = crate::command(binary)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -81,6 +87,16 @@ impl Server {
                 return line.to_owned();
             }
         }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// How many requests (with an id) this conversation has sent: its opening and every call.
+    pub fn requests(&self) -> u64 {
+        self.next_id
     }
 
     /// `tools/call add`, one at a time.
