@@ -20,7 +20,7 @@
 #                                          # prints the tables; a few minutes; writes nothing in bench/)
 #
 # Extra driver options go to both runs, e.g. --decompose (two more variants: telemetry whose spans are
-# not exported, telemetry sampling 1% of traces) or --current BENCH_SERVER (another build of today's).
+# not exported, telemetry sampling 10% of traces) or --current BENCH_SERVER (another build of today's).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BASE="${BASE:-7a852aa}"

@@ -98,7 +98,7 @@ struct Export {
 /// With `decompose`, two more variants: telemetry whose spans are made but not exported
 /// (`OTEL_TRACES_EXPORTER=none`; the metric still is), which splits the telemetry's cost
 /// between the request's path and the span exporter's thread; and telemetry sampling one trace
-/// in a hundred (`OTEL_TRACES_SAMPLER=traceidratio`, `…_ARG=0.01`).
+/// in ten (`OTEL_TRACES_SAMPLER=traceidratio`, `…_ARG=0.1`).
 /// `only`: `stdio` or `http` measures that section alone (to profile: `--wrap`).
 pub fn run(sizes: Sizes, out: &Path, baseline: &Path, current: &Path, decompose: bool, only: Option<&str>) {
     for name in ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] {
@@ -117,7 +117,7 @@ pub fn run(sizes: Sizes, out: &Path, baseline: &Path, current: &Path, decompose:
     let mut sampled_env = otel_env.clone();
     sampled_env[1].1 = SAMPLED_SERVICE.to_owned();
     sampled_env.push(("OTEL_TRACES_SAMPLER".to_owned(), "traceidratio".to_owned()));
-    sampled_env.push(("OTEL_TRACES_SAMPLER_ARG".to_owned(), "0.01".to_owned()));
+    sampled_env.push(("OTEL_TRACES_SAMPLER_ARG".to_owned(), "0.1".to_owned()));
     let variant = |name, binary: &Path, args: &[&str], env: Vec<(String, String)>, exports| Variant {
         name,
         binary: binary.to_path_buf(),
@@ -140,7 +140,7 @@ pub fn run(sizes: Sizes, out: &Path, baseline: &Path, current: &Path, decompose:
     ];
     if decompose {
         variants.push(variant("telemetry, spans not exported", current, &["--otel"], unexported_env, false));
-        variants.push(variant("telemetry, 1% sampled", current, &["--otel"], sampled_env, false));
+        variants.push(variant("telemetry, 10% sampled", current, &["--otel"], sampled_env, false));
     }
     // figures[figure][era][variant]: one value per round.
     let mut figures = vec![vec![vec![Vec::<f64>::new(); variants.len()]; ERAS.len()]; FIGURES.len()];
@@ -413,7 +413,7 @@ fn write(
     let _ = writeln!(md, "|---|---|{}", "---|".repeat(shown_figures.len()));
     let unexported = [
         ("telemetry, spans not exported / no layer", UNEXPORTED, NO_LAYER),
-        ("telemetry, 1% sampled / no layer", SAMPLED, NO_LAYER),
+        ("telemetry, 10% sampled / no layer", SAMPLED, NO_LAYER),
     ];
     let shown_ratios = RATIOS.iter().chain(unexported.iter().filter(|_| variants.len() > UNEXPORTED));
     for &(label, num, den) in shown_ratios {

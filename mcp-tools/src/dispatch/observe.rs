@@ -1,7 +1,7 @@
 //! Watching requests: an [`Observer`] (the `otel` feature's telemetry) is told when each request
-//! begins, and gives the `tracing` span the request runs in (its handler's own spans are that
-//! span's children); it is told how the request ended when its answer is sent, or that it was
-//! cancelled when it never is.
+//! begins, and wraps the request's future (to run it in its trace: its handler's own spans are
+//! the request's children); it is told how the request ended when its answer is sent, or that it
+//! was cancelled when it never is.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,10 +51,13 @@ pub(crate) trait Observer: std::any::Any + Send + Sync + 'static {
     fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation>;
 }
 
+/// A request's future, as an observer wraps it.
+pub(crate) type Watched = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// One request being watched.
 pub(crate) trait Observation: Send + Sync {
-    /// The span the request runs in.
-    fn span(&self) -> &tracing::Span;
+    /// The request's future, made to run in the request's trace.
+    fn instrument(&self, request: Watched) -> Watched;
     /// The request's protocol revision, learnt after it began (from a 2026-07-28 envelope).
     fn protocol_version(&self, version: &str);
     /// The request ended so, `elapsed` after it began.
@@ -78,8 +81,8 @@ impl Observed {
         })
     }
 
-    pub fn span(&self) -> &tracing::Span {
-        self.observation.span()
+    pub fn instrument(&self, request: Watched) -> Watched {
+        self.observation.instrument(request)
     }
 
     pub fn protocol_version(&self, version: &str) {

@@ -1127,7 +1127,7 @@ impl Session {
         // A transport that runs the request itself gets it (still tracked for shutdown); if it
         // drops it unfinished (its client went away), the request is cancelled. The slot stays
         // locked until the request is in it.
-        let observed_span = origin.observed.as_ref().map(|observed| observed.span().clone());
+        let observed = origin.observed.clone();
         let inline = origin.inline.clone();
         let mut slot = inline.as_deref().map(|slot| slot.lock().expect("inline slot lock"));
         let slot = slot.as_mut().filter(|slot| slot.is_none());
@@ -1169,8 +1169,8 @@ impl Session {
         };
         // Watched, it runs in its span (the handler's spans are its children); boxed, so an
         // unwatched request's future does not grow.
-        let task = match observed_span {
-            Some(span) => Either::Left(Box::pin(tracing::Instrument::instrument(task, span))),
+        let task = match observed {
+            Some(observed) => Either::Left(observed.instrument(Box::pin(task))),
             None => Either::Right(task),
         };
         // The guard is in the request's own future: a wrapper awaiting it would hold the

@@ -5,22 +5,21 @@ use std::borrow::Cow;
 use std::sync::{Arc, Once, OnceLock};
 use std::time::Duration;
 
+use opentelemetry::context::FutureExt;
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
 use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
-use opentelemetry::trace::{Status, TraceContextExt as _, TracerProvider as _};
-use opentelemetry::{InstrumentationScope, Key, KeyValue};
+use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _};
+use opentelemetry::{InstrumentationScope, Key, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::resource::{EnvResourceDetector, ResourceDetector as _};
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
-use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::dispatch::observe::{Begun, Observation, Observer, Outcome};
+use crate::dispatch::observe::{Begun, Observation, Observer, Outcome, Watched};
 use crate::protocol::RequestId;
 
 /// The metric's name.
@@ -54,9 +53,10 @@ const BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0
 /// context a client puts in the request's `params._meta` (`traceparent`, `tracestate`, and
 /// `baggage`: SEP-414, which the 2026-07-28 revision carries on every request), else, over
 /// HTTP, the request's `traceparent`/`tracestate` headers (a link to those when both are there and
-/// differ). Without either it is the root of a new trace. The request runs *in* this span, so the
-/// `tracing` spans and events of its handler are its children (and the handler sees it as
-/// `opentelemetry::Context::current()`). It ends when the answer is sent.
+/// differ). Without either it is the root of a new trace. The request runs *in* this span: the
+/// handler sees it as `opentelemetry::Context::current()`, and its `tracing` spans (through
+/// [`Telemetry::layer`]; the events inside them with them) are its children. The span is made
+/// with the SDK directly, not through `tracing`. It ends when the answer is sent.
 ///
 /// **The metric.** `mcp.server.operation.duration`, a histogram in seconds (buckets 0.01 s to
 /// 300 s, as the conventions advise) of the time from a request's arrival to its answer, with the
@@ -85,7 +85,7 @@ const BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0
 /// **Your own setup.** Serving without the command line, or exporting elsewhere: build the SDK's
 /// providers yourself ([`Telemetry::new`]), give the server the telemetry
 /// ([`ServerBuilder::telemetry`](crate::ServerBuilder::telemetry)), put [`Telemetry::layer`] in
-/// your `tracing` subscriber (without it there are no spans, only the metric: a warning says so),
+/// your `tracing` subscriber (without it the handlers' own spans are not exported; the requests' are),
 /// and call [`Telemetry::shutdown`] at the end:
 ///
 /// ```no_run
@@ -120,8 +120,6 @@ struct Inner {
     tracer: SdkTracer,
     duration: Histogram<f64>,
     propagator: TextMapCompositePropagator,
-    /// Whether the first request found the OpenTelemetry layer in the subscriber (warned once).
-    checked: Once,
     shut_down: Once,
 }
 
@@ -206,15 +204,15 @@ impl Telemetry {
                 tracer,
                 duration,
                 propagator,
-                checked: Once::new(),
                 shut_down: Once::new(),
             }),
         }
     }
 
-    /// The `tracing` layer that turns the request spans, and the spans and events inside them,
-    /// into OpenTelemetry spans of this telemetry's tracer: add it to your subscriber (the
-    /// command line does). It takes spans and events at `INFO` and above (not those of the
+    /// The `tracing` layer that turns the handlers' `tracing` spans (and the events inside
+    /// them) into OpenTelemetry spans of this telemetry's tracer, children of their request's
+    /// span: add it to your subscriber (the command line does; without it a request still has
+    /// its span, but its handler's spans are not exported). It takes spans and events at `INFO` and above (not those of the
     /// OpenTelemetry and HTTP client crates, which export them); give your other layers their
     /// own filters ([`Layer::with_filter`]), as a filter on the whole subscriber below `INFO`
     /// would turn the request spans off.
@@ -225,7 +223,13 @@ impl Telemetry {
         // Targets are prefixes: `opentelemetry` is also `opentelemetry_sdk`, `opentelemetry-otlp`…
         let exporters = ["opentelemetry", "reqwest", "hyper", "h2"].map(|target| (target, LevelFilter::OFF));
         let filter = Targets::new().with_default(LevelFilter::INFO).with_targets(exporters);
-        tracing_opentelemetry::layer().with_tracer(self.inner.tracer.clone()).with_filter(filter)
+        // No timing of the time between polls, no thread attributes: they cost each poll and
+        // every span, for little a request needs.
+        tracing_opentelemetry::layer()
+            .with_tracer(self.inner.tracer.clone())
+            .with_tracked_inactivity(false)
+            .with_threads(false)
+            .with_filter(filter)
     }
 
     /// The tracer provider (to add tracers of your own, or flush).
@@ -370,131 +374,178 @@ impl Inner {
 
 impl Observer for Telemetry {
     fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation> {
-        let method = request.method;
-        let target = |methods: &[&str]| request.target.filter(|_| methods.contains(&method));
-        let tool = target(&["tools/call"]);
-        let prompt = target(&["prompts/get"]);
-        let resource = target(&["resources/read", "resources/subscribe", "resources/unsubscribe"]);
+        let method = known_method(request.method);
+        let (tool, prompt, resource) = match request.method {
+            "tools/call" => (request.target, None, None),
+            "prompts/get" => (None, request.target, None),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                (None, None, request.target)
+            }
+            _ => (None, None, None),
+        };
         let name = match tool.or(prompt) {
-            Some(target) => format!("{method} {target}"),
-            None => method.to_owned(),
+            Some(target) => format!("{} {target}", request.method),
+            None => request.method.to_owned(),
         };
         let id = match request.id {
             RequestId::Number(n) => n.to_string(),
             RequestId::String(s) => s.to_string(),
         };
         let transport = if request.http.is_some() { "tcp" } else { "pipe" };
-        let peer = request.http.and_then(|http| http.peer_addr);
-        let span = tracing::info_span!(
-            parent: None,
-            "mcp.request",
-            otel.name = %name,
-            otel.kind = "server",
-            mcp.method.name = method,
-            jsonrpc.request.id = %id,
-            gen_ai.operation.name = tool.map(|_| "execute_tool"),
-            gen_ai.tool.name = tool,
-            gen_ai.prompt.name = prompt,
-            mcp.resource.uri = resource,
-            mcp.protocol.version = request.protocol_version,
-            mcp.session.id = request.session_id,
-            network.transport = transport,
-            network.protocol.name = request.http.map(|_| "http"),
-            client.address = peer.map(|peer| tracing::field::display(peer.ip())),
-            client.port = peer.map(|peer| peer.port()),
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-        );
+        // The metric's attributes (low cardinality), which the span has too.
+        let mut metric = Vec::with_capacity(8);
+        metric.push(KeyValue::new(METHOD, method.clone()));
+        metric.push(KeyValue::new(TRANSPORT, transport));
+        if let Some(tool) = tool {
+            metric.push(KeyValue::new(TOOL, tool.to_owned()));
+            metric.push(KeyValue::new(OPERATION, "execute_tool"));
+        }
+        if let Some(prompt) = prompt {
+            metric.push(KeyValue::new(PROMPT, prompt.to_owned()));
+        }
+        if request.http.is_some() {
+            metric.push(KeyValue::new(PROTOCOL_NAME, "http"));
+        }
+        let mut attributes = Vec::with_capacity(metric.len() + 6);
+        attributes.extend(metric.iter().cloned());
+        attributes.push(KeyValue::new(REQUEST_ID, id));
+        if let Some(resource) = resource {
+            attributes.push(KeyValue::new(RESOURCE_URI, resource.to_owned()));
+        }
+        if let Some(version) = request.protocol_version {
+            attributes.push(KeyValue::new(PROTOCOL_VERSION, version.to_owned()));
+        }
+        if let Some(session) = request.session_id {
+            attributes.push(KeyValue::new(SESSION_ID, session.to_owned()));
+        }
+        if let Some(peer) = request.http.and_then(|http| http.peer_addr) {
+            attributes.push(KeyValue::new(CLIENT_ADDRESS, peer.ip().to_string()));
+            attributes.push(KeyValue::new(CLIENT_PORT, i64::from(peer.port())));
+        }
         let (from_meta, from_headers) = self.inner.remote_parents(request);
+        let mut links = Vec::new();
         if let (Some(meta), Some(headers)) = (&from_meta, &from_headers) {
             // The transport's context, when the client's MCP context is another: a link.
             let transport = headers.span().span_context().clone();
             if meta.span().span_context().span_id() != transport.span_id() {
-                span.add_link(transport);
+                links.push(Link::with_context(transport));
             }
         }
-        if let Some(parent) = from_meta.or(from_headers) {
-            let _ = span.set_parent(parent);
-        }
-        self.inner.checked.call_once(|| {
-            if span.is_disabled() {
-                tracing::warn!(
-                    "telemetry: the tracing subscriber turns INFO spans of mcp_tools off, so requests make no spans (only the metric); give its filter to its fmt layer only"
-                );
-            } else if !span.context().span().span_context().is_valid() {
-                tracing::warn!(
-                    "telemetry: the tracing subscriber has no OpenTelemetry layer (Telemetry::layer), so requests make no spans (only the metric)"
-                );
-            }
-        });
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", method.to_owned()),
-            KeyValue::new("network.transport", transport),
-        ];
-        if let Some(tool) = tool {
-            attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
-            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-        }
-        if let Some(prompt) = prompt {
-            attributes.push(KeyValue::new("gen_ai.prompt.name", prompt.to_owned()));
-        }
-        if request.http.is_some() {
-            attributes.push(KeyValue::new("network.protocol.name", "http"));
-        }
+        // The span is made with the SDK directly (not through `tracing`): a request costs one
+        // span of the SDK, not a `tracing` span bridged to one.
+        let parent = from_meta.or(from_headers).unwrap_or_default();
+        let span = self
+            .inner
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .with_links(links)
+            .start_with_context(&self.inner.tracer, &parent);
+        let context = parent.with_span(span);
         let protocol_version = OnceLock::new();
         if let Some(version) = request.protocol_version {
             let _ = protocol_version.set(version.to_owned());
         }
-        Box::new(Request { inner: self.inner.clone(), span, attributes, protocol_version })
+        Box::new(Request { inner: self.inner.clone(), context, metric, protocol_version })
     }
 }
 
-/// One request being watched: its span, and the metric's attributes.
+/// The attributes' names, after the MCP semantic conventions.
+const METHOD: &str = "mcp.method.name";
+const TRANSPORT: &str = "network.transport";
+const TOOL: &str = "gen_ai.tool.name";
+const OPERATION: &str = "gen_ai.operation.name";
+const PROMPT: &str = "gen_ai.prompt.name";
+const PROTOCOL_NAME: &str = "network.protocol.name";
+const REQUEST_ID: &str = "jsonrpc.request.id";
+const RESOURCE_URI: &str = "mcp.resource.uri";
+const PROTOCOL_VERSION: &str = "mcp.protocol.version";
+const SESSION_ID: &str = "mcp.session.id";
+const CLIENT_ADDRESS: &str = "client.address";
+const CLIENT_PORT: &str = "client.port";
+const ERROR_TYPE: &str = "error.type";
+const STATUS_CODE: &str = "rpc.response.status_code";
+
+/// A method's name as an attribute value: the protocol's own without copying it.
+fn known_method(method: &str) -> Value {
+    const METHODS: [&str; 20] = [
+        "tools/call",
+        "tools/list",
+        "initialize",
+        "ping",
+        "server/discover",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/get",
+        "prompts/list",
+        "completion/complete",
+        "logging/setLevel",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "tasks/list",
+        "tasks/result",
+    ];
+    match METHODS.iter().find(|known| **known == method) {
+        Some(known) => Value::from(*known),
+        None => Value::from(method.to_owned()),
+    }
+}
+
+/// One request being watched: its trace context (its span in it), and the metric's attributes.
 struct Request {
     inner: Arc<Inner>,
-    span: tracing::Span,
-    attributes: Vec<KeyValue>,
+    context: opentelemetry::Context,
+    metric: Vec<KeyValue>,
     protocol_version: OnceLock<String>,
 }
 
 impl Observation for Request {
-    fn span(&self) -> &tracing::Span {
-        &self.span
+    fn instrument(&self, request: Watched) -> Watched {
+        // The request runs with its span as the current OpenTelemetry context: the handler's
+        // `tracing` spans (through `Telemetry::layer`) and its own OpenTelemetry spans are its
+        // children.
+        Box::pin(FutureExt::with_context(request, self.context.clone()))
     }
 
     fn protocol_version(&self, version: &str) {
         if self.protocol_version.set(version.to_owned()).is_ok() {
-            self.span.record("mcp.protocol.version", version);
+            self.context.span().set_attribute(KeyValue::new(PROTOCOL_VERSION, version.to_owned()));
         }
     }
 
     fn end(&self, outcome: Outcome, elapsed: Duration) {
-        let (error_type, code): (Option<Cow<'static, str>>, Option<i32>) = match outcome {
-            Outcome::Answered => (None, None),
-            Outcome::ToolError => (Some("tool_error".into()), None),
-            Outcome::Error(code) => (Some(code.to_string().into()), Some(code)),
-            Outcome::Cancelled => (Some("cancelled".into()), None),
-        };
-        let mut attributes = self.attributes.clone();
+        let span = self.context.span();
+        let mut metric = self.metric.clone();
         if let Some(version) = self.protocol_version.get() {
-            attributes.push(KeyValue::new("mcp.protocol.version", version.clone()));
+            metric.push(KeyValue::new(PROTOCOL_VERSION, version.clone()));
         }
-        if let Some(error_type) = &error_type {
-            self.span.record("error.type", error_type.as_ref());
-            self.span.set_status(Status::error(match outcome {
+        let error_type: Option<Value> = match outcome {
+            Outcome::Answered => None,
+            Outcome::ToolError => Some("tool_error".into()),
+            Outcome::Error(code) => Some(code.to_string().into()),
+            Outcome::Cancelled => Some("cancelled".into()),
+        };
+        if let Some(error_type) = error_type {
+            span.set_attribute(KeyValue::new(ERROR_TYPE, error_type.clone()));
+            span.set_status(Status::error(match outcome {
                 Outcome::ToolError => "the tool returned an error result",
                 Outcome::Cancelled => "the request was cancelled",
                 _ => "",
             }));
-            attributes.push(KeyValue::new("error.type", error_type.clone()));
+            metric.push(KeyValue::new(ERROR_TYPE, error_type));
         }
-        if let Some(code) = code {
-            self.span.record("rpc.response.status_code", code.to_string().as_str());
-            attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+        if let Outcome::Error(code) = outcome {
+            span.set_attribute(KeyValue::new(STATUS_CODE, code.to_string()));
+            metric.push(KeyValue::new(STATUS_CODE, code.to_string()));
         }
-        self.inner.duration.record(elapsed.as_secs_f64(), &attributes);
-        // The request is over when its answer leaves, even if something still holds its span.
-        self.span.context().span().end();
+        self.inner.duration.record(elapsed.as_secs_f64(), &metric);
+        span.end();
     }
 }
 
