@@ -9,13 +9,15 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::{Burst, Era, Samples, add_request, check_add};
+use crate::{Burst, Call, Era, Samples, call_request, check_call};
 
 pub struct Server {
     child: Child,
     addr: String,
     /// `tools/call` requests answered so far, by every client (counted after each measurement).
     calls: AtomicU64,
+    /// What the clients call (default: the suite's `add`).
+    call: Call,
 }
 
 impl Server {
@@ -43,12 +45,17 @@ impl Server {
             assert!(Instant::now() < deadline, "{} did not listen on {addr}", binary.display());
             std::thread::sleep(Duration::from_millis(20));
         }
-        Server { child, addr, calls: AtomicU64::new(0) }
+        Server { child, addr, calls: AtomicU64::new(0), call: Call::add() }
+    }
+
+    /// What the clients call from now on.
+    pub fn set_call(&mut self, call: Call) {
+        self.call = call;
     }
 
     /// `tools/call add`, one at a time, on one connection.
     pub fn sequential(&self, era: Era, warmup: usize, calls: usize) -> Samples {
-        let mut client = Client::open(&self.addr, era);
+        let mut client = Client::open(&self.addr, era, &self.call);
         let mut samples = Vec::with_capacity(calls);
         let mut measured_from = Instant::now();
         for i in 0..warmup + calls {
@@ -72,7 +79,7 @@ impl Server {
         std::thread::scope(|scope| {
             for _ in 0..clients {
                 scope.spawn(|| {
-                    let mut client = Client::open(&self.addr, era);
+                    let mut client = Client::open(&self.addr, era, &self.call);
                     for _ in 0..50 {
                         client.call_add();
                     }
@@ -120,6 +127,7 @@ struct Client {
     era: Era,
     session: Option<String>,
     next_id: u64,
+    call: Call,
 }
 
 struct Answer {
@@ -130,7 +138,7 @@ struct Answer {
 }
 
 impl Client {
-    fn open(addr: &str, era: Era) -> Client {
+    fn open(addr: &str, era: Era, call: &Call) -> Client {
         let stream = TcpStream::connect(addr).expect("connect");
         stream.set_nodelay(true).expect("TCP_NODELAY");
         let mut client = Client {
@@ -140,6 +148,7 @@ impl Client {
             era,
             session: None,
             next_id: 0,
+            call: call.clone(),
         };
         if era != Era::Stateless {
             let answer = client.post(
@@ -164,9 +173,9 @@ impl Client {
     fn call_add(&mut self) {
         self.next_id += 1;
         let id = self.next_id;
-        let answer = self.post(&add_request(id, self.era), "tools/call");
+        let answer = self.post(&call_request(id, self.era, &self.call), "tools/call");
         assert_eq!(answer.status, 200, "{}", answer.message);
-        check_add(&answer.message, id);
+        check_call(&answer.message, id, &self.call);
     }
 
     fn post(&mut self, body: &str, method: &str) -> Answer {
@@ -186,7 +195,7 @@ impl Client {
             Era::Stateless => {
                 head.push_str(&format!("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n"));
                 if method == "tools/call" {
-                    head.push_str("Mcp-Name: add\r\n");
+                    head.push_str(&format!("Mcp-Name: {}\r\n", self.call.name));
                 }
             }
         }

@@ -12,12 +12,16 @@
 //! ```text
 //! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]
 //! mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]
+//! mcp-bench --gateway [--only stdio|http|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]
 //! ```
 //!
 //! writes PREFIX.table.md and PREFIX.json (default `bench/perf`); the script puts the table in
 //! bench/perf.md. With `--middleware`, what the call pipeline and telemetry cost instead
-//! (`middleware.rs`, `scripts/bench-middleware.sh`, bench/middleware.md).
+//! (`middleware.rs`, `scripts/bench-middleware.sh`, bench/middleware.md); with `--gateway`, what
+//! a call through the composing gateway costs, and its memory (`gateway.rs`,
+//! `scripts/bench-gateway.sh`, bench/gateway.md).
 
+mod gateway;
 mod http;
 mod middleware;
 mod otlp_sink;
@@ -97,6 +101,7 @@ fn main() {
     let mut current: Option<PathBuf> = None;
     let mut decompose = false;
     let mut wants_middleware = false;
+    let mut wants_gateway = false;
     let mut runs: Option<usize> = None;
     let mut out_given = false;
     while let Some(arg) = args.next() {
@@ -107,6 +112,7 @@ fn main() {
                 out_given = true;
             }
             "--middleware" => wants_middleware = true,
+            "--gateway" => wants_gateway = true,
             "--decompose" => decompose = true,
             "--baseline" => {
                 baseline = Some(PathBuf::from(args.next().expect("--baseline needs a bench_server binary")))
@@ -127,7 +133,7 @@ fn main() {
             "--only" => only = Some(args.next().expect("--only needs stdio, http or catalog")),
             "-h" | "--help" => {
                 println!(
-                    "usage: mcp-bench [--quick] [--runs N] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)\n       mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-middleware.sh)"
+                    "usage: mcp-bench [--quick] [--runs N] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)\n       mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-middleware.sh)\n       mcp-bench --gateway [--only stdio|http|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-gateway.sh)"
                 );
                 return;
             }
@@ -142,6 +148,11 @@ fn main() {
     }
     let dir = std::env::current_exe().expect("own path").parent().expect("a folder").to_path_buf();
     let examples = dir.join("examples");
+    if wants_gateway {
+        let out = if out_given { out } else { PathBuf::from("bench/gateway") };
+        gateway::run(sizes, &out, &examples, only.as_deref());
+        return;
+    }
     if wants_middleware {
         let need = |path: PathBuf| {
             assert!(
@@ -474,24 +485,58 @@ impl Latency {
     }
 }
 
-/// The `tools/call add` request with this id, in this era.
-pub fn add_request(id: u64, era: Era) -> String {
+/// A `tools/call` request's tool and arguments, and a text its answer must contain (the
+/// suite's own requests: [`Call::add`]).
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub name: String,
+    /// The `arguments` object, as JSON text.
+    pub arguments: String,
+    pub expect: String,
+}
+
+impl Call {
+    /// `add` with 1.5 and 2 (answer 3.5): what the suite sends.
+    pub fn add() -> Call {
+        Call::add_named("add")
+    }
+
+    /// The same call of the tool `name` (a mounted `add`: `b_add`).
+    pub fn add_named(name: &str) -> Call {
+        Call { name: name.to_owned(), arguments: r#"{"a":1.5,"b":2}"#.to_owned(), expect: "3.5".to_owned() }
+    }
+
+    /// The same call made through a deferred server's `call_tool` meta-tool.
+    pub fn add_deferred(name: &str) -> Call {
+        Call {
+            name: "call_tool".to_owned(),
+            arguments: format!(r#"{{"name":"{name}","arguments":{{"a":1.5,"b":2}}}}"#),
+            expect: "3.5".to_owned(),
+        }
+    }
+}
+
+/// The `tools/call` request `call` with this id, in this era.
+pub fn call_request(id: u64, era: Era, call: &Call) -> String {
+    let (name, arguments) = (&call.name, &call.arguments);
     match era {
         Era::Handshake => format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":1.5,"b":2}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
         ),
         Era::Stateless | Era::HandshakeSameBytes => format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":1.5,"b":2}},"_meta":{STATELESS_META}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments},"_meta":{STATELESS_META}}}}}"#
         ),
     }
 }
 
+/// Panics unless `answer` is the successful result of `call_request(id, _, call)`.
+pub fn check_call(answer: &str, id: u64, call: &Call) {
+    let ok = answer.contains("\"result\"")
+        && !answer.contains("\"isError\":true")
+        && answer.contains(&call.expect)
+        && answer.contains(&format!("\"id\":{id}"));
+    assert!(ok, "unexpected answer to call {id} ({}): {answer}", call.name);
+}
+
 /// The per-request envelope of a 2026-07-28 client.
 pub const STATELESS_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcp-bench","version":"1"}}"#;
-
-/// Panics unless `answer` is the successful result of `add_request(id, _)`.
-pub fn check_add(answer: &str, id: u64) {
-    let ok =
-        answer.contains("\"result\"") && answer.contains("3.5") && answer.contains(&format!("\"id\":{id}"));
-    assert!(ok, "unexpected answer to call {id}: {answer}");
-}

@@ -271,15 +271,15 @@ struct Run {
 /// CPU time from `/proc`, in clock ticks: the whole machine's (busy, stolen by the hypervisor,
 /// all) and this process's with its ended children (the servers).
 #[derive(Clone, Copy, Default)]
-struct Cpu {
-    busy: u64,
-    steal: u64,
-    total: u64,
-    own: u64,
+pub(crate) struct Cpu {
+    pub(crate) busy: u64,
+    pub(crate) steal: u64,
+    pub(crate) total: u64,
+    pub(crate) own: u64,
 }
 
 impl Cpu {
-    fn now() -> Cpu {
+    pub(crate) fn now() -> Cpu {
         let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
         let all: Vec<u64> = stat
             .lines()
@@ -302,7 +302,7 @@ impl Cpu {
         Cpu { busy, steal: field(7), total, own }
     }
 
-    fn since(&self, before: &Cpu) -> Cpu {
+    pub(crate) fn since(&self, before: &Cpu) -> Cpu {
         Cpu {
             busy: self.busy - before.busy,
             steal: self.steal - before.steal,
@@ -313,7 +313,7 @@ impl Cpu {
 }
 
 /// The median (`NaN` for a figure not measured: `--only`).
-fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     if values.is_empty() {
         return f64::NAN;
     }

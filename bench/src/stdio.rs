@@ -7,7 +7,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::{Burst, Era, STATELESS_META, Samples, add_request, check_add};
+use crate::{Burst, Call, Era, STATELESS_META, Samples, call_request, check_call};
 
 pub struct Server {
     child: Child,
@@ -16,6 +16,8 @@ pub struct Server {
     era: Era,
     next_id: u64,
     line: String,
+    /// What `sequential` and `pipelined` call (default: the suite's `add`).
+    call: Call,
     /// From the start of the process to the answer to its first request.
     pub started: Duration,
 }
@@ -41,8 +43,16 @@ impl Server {
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
         let input = BufWriter::new(child.stdin.take().expect("stdin"));
         let output = BufReader::with_capacity(1 << 20, child.stdout.take().expect("stdout"));
-        let mut server =
-            Server { child, input, output, era, next_id: 0, line: String::new(), started: Duration::ZERO };
+        let mut server = Server {
+            child,
+            input,
+            output,
+            era,
+            next_id: 0,
+            line: String::new(),
+            call: Call::add(),
+            started: Duration::ZERO,
+        };
         let opening = match era {
             Era::Handshake | Era::HandshakeSameBytes => server.request(
                 "initialize",
@@ -76,7 +86,7 @@ impl Server {
     }
 
     /// One request, its answer's text (notifications in between are skipped).
-    fn request(&mut self, method: &str, params: &str) -> String {
+    pub fn request(&mut self, method: &str, params: &str) -> String {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#));
@@ -87,6 +97,16 @@ impl Server {
                 return line.to_owned();
             }
         }
+    }
+
+    /// What `sequential` and `pipelined` call from now on.
+    pub fn set_call(&mut self, call: Call) {
+        self.call = call;
+    }
+
+    /// Resident memory now and at its peak (`VmRSS`, `VmHWM`), in KiB.
+    pub fn memory(&self) -> (u64, u64) {
+        memory_of(self.child.id())
     }
 
     /// The server's process id.
@@ -110,12 +130,14 @@ impl Server {
             }
             self.next_id += 1;
             let id = self.next_id;
-            let request = add_request(id, self.era);
+            let request = call_request(id, self.era, &self.call);
             let begin = Instant::now();
             self.send(&request);
-            let answer = self.receive();
+            self.line.clear();
+            let n = self.output.read_line(&mut self.line).expect("read from the server");
             let took = begin.elapsed();
-            check_add(answer, id);
+            assert!(n > 0, "the server closed its output");
+            check_call(&self.line, id, &self.call);
             if i >= warmup {
                 samples.push(took);
             }
@@ -128,6 +150,7 @@ impl Server {
         let first = self.next_id + 1;
         self.next_id += calls as u64;
         let era = self.era;
+        let call = &self.call;
         let (tokens, take) = mpsc::sync_channel::<()>(window);
         for _ in 0..window {
             tokens.send(()).expect("token");
@@ -138,7 +161,7 @@ impl Server {
             scope.spawn(move || {
                 for id in first..first + calls as u64 {
                     take.recv().expect("token");
-                    input.write_all(add_request(id, era).as_bytes()).expect("write");
+                    input.write_all(call_request(id, era, call).as_bytes()).expect("write");
                     input.write_all(b"\n").expect("write");
                     input.flush().expect("write");
                 }
@@ -148,7 +171,12 @@ impl Server {
                 line.clear();
                 let n = self.output.read_line(&mut line).expect("read");
                 assert!(n > 0, "the server closed its output");
-                assert!(line.contains("3.5") && line.contains("\"result\""), "unexpected answer: {line}");
+                assert!(
+                    line.contains(&call.expect)
+                        && line.contains("\"result\"")
+                        && !line.contains("\"isError\":true"),
+                    "unexpected answer: {line}"
+                );
                 let _ = tokens.try_send(());
             }
         });
@@ -183,15 +211,7 @@ impl Server {
     /// Resident memory now (after a moment's rest) and at its peak, in KiB; ends the server.
     pub fn finish(mut self) -> (u64, u64) {
         std::thread::sleep(Duration::from_millis(200));
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-                .unwrap_or(0)
-        };
-        let figures = (field("VmRSS:"), field("VmHWM:"));
+        let figures = self.memory();
         // End of input: the server finishes and exits (a profiler wrapping it writes its data).
         drop(self.input);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -202,4 +222,17 @@ impl Server {
         let _ = self.child.wait();
         figures
     }
+}
+
+/// Resident memory of process `pid` now and at its peak (`VmRSS`, `VmHWM`), in KiB (0 when gone).
+pub fn memory_of(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }

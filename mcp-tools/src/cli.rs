@@ -114,8 +114,17 @@ impl ServerBuilder {
         };
         #[cfg(not(feature = "otel"))]
         let this = self;
-        match this.build() {
-            Ok(server) => run_built(server, args, telemetry),
+        let runtime = match runtime() {
+            Ok(runtime) => runtime,
+            Err(code) => return code,
+        };
+        // A server that mounts upstreams connects them as it is built, on the runtime it serves on.
+        #[cfg(feature = "client")]
+        let built = if this.mounts_any() { runtime.block_on(this.connect()) } else { this.build() };
+        #[cfg(not(feature = "client"))]
+        let built = this.build();
+        match built {
+            Ok(server) => run_on(runtime, server, args, telemetry),
             Err(e) => {
                 eprintln!("{e}");
                 shut_down(telemetry);
@@ -178,15 +187,29 @@ impl Server {
     }
 }
 
+/// The Tokio runtime the command line runs on.
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
+        eprintln!("error: cannot start the async runtime: {e}");
+        ExitCode::from(2)
+    })
+}
+
 /// Runs the command line on a new Tokio runtime, then flushes and shuts the telemetry down.
 fn run_built(server: Server, args: Vec<String>, telemetry: Option<Telemetry>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    match runtime() {
+        Ok(runtime) => run_on(runtime, server, args, telemetry),
+        Err(code) => code,
+    }
+}
+
+/// Runs the command line on `runtime`, then flushes and shuts the telemetry down.
+fn run_on(
+    runtime: tokio::runtime::Runtime,
+    server: Server,
+    args: Vec<String>,
+    telemetry: Option<Telemetry>,
+) -> ExitCode {
     let code = runtime.block_on(server.run_cli(args));
     // Do not wait for a blocked stdin read to return.
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -303,6 +326,11 @@ async fn call(server: &Server, name: &str, arguments: &str, stateless: bool) -> 
 async fn serve_stdio(server: &Server) -> ExitCode {
     match server.serve_stdio().await {
         Ok(()) => ExitCode::SUCCESS,
+        // The client went away while the server wrote to it: the end of the session.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            tracing::debug!("the client closed its end of stdout: {e}");
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             tracing::error!("stdio transport failed: {e}");
             ExitCode::FAILURE

@@ -69,6 +69,10 @@ pub mod __private;
 #[cfg(feature = "auth")]
 pub mod auth;
 mod cli;
+#[cfg(feature = "client")]
+pub mod client;
+#[cfg(feature = "client")]
+pub mod compose;
 mod context;
 pub mod deferred;
 mod dev;
@@ -81,6 +85,7 @@ mod protocol;
 mod registry;
 mod server;
 pub mod testing;
+pub mod transform;
 mod transport;
 
 pub use context::auth::{Auth, AuthInfo};

@@ -2,7 +2,7 @@
 //! ready to serve; the transports add their own `serve_*` methods, the command line `run`).
 //! This is where the optional parts join the path: deferred mode decides what `tools/list` shows.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -11,8 +11,11 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use serde_json::Value;
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use crate::__private::ToolRegistration;
+#[cfg(feature = "client")]
+use crate::compose::{Mount, Upstream};
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
 use crate::dispatch::events::ServerEvent;
@@ -37,7 +40,10 @@ use crate::protocol::Implementation;
 use crate::protocol::stateless::CacheHint;
 use crate::registry::build::{build_entries, runtime_entry};
 use crate::registry::catalog::{Catalog, CatalogBuilder, CompletionRequest};
+#[cfg(feature = "client")]
+use crate::registry::catalog::{Items, Keys};
 use crate::registry::tools::{Paging, Registry, ToolEntry};
+use crate::transform::ToolTransform;
 
 /// Default number of tools per `tools/list` page: large enough that most servers fit in one.
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
@@ -55,6 +61,9 @@ struct Changes {
     catalog: Mutex<()>,
     paging: Paging,
     deferral: Option<Arc<DeferredTools>>,
+    /// Cancelled when the served state is gone (what the server's mounts watch).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    gone: CancellationToken,
 }
 
 /// The registry that serves `entries`: every tool listed, or, deferred, the meta-tools and the
@@ -120,6 +129,9 @@ pub struct ServerBuilder {
     tool_layers: Vec<(Arc<str>, Wrap)>,
     list_filters: Vec<Arc<dyn ListFilter>>,
     observer: Option<Arc<dyn Observer>>,
+    transforms: HashMap<String, ToolTransform>,
+    #[cfg(feature = "client")]
+    mounts: Vec<Mount>,
 }
 
 impl Default for ServerBuilder {
@@ -147,6 +159,9 @@ impl Default for ServerBuilder {
             tool_layers: Vec::new(),
             list_filters: Vec::new(),
             observer: None,
+            transforms: HashMap::new(),
+            #[cfg(feature = "client")]
+            mounts: Vec::new(),
         }
     }
 }
@@ -430,15 +445,149 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the tool `tool` (a `#[tool]`, runtime, OpenAPI or mounted tool, by the name it
+    /// has before) transformed: renamed, described again, its arguments renamed, hidden or
+    /// given defaults (see [`ToolTransform`]). A transformation that does not fit its tool, or
+    /// names no tool, is a start-up error.
+    pub fn transform(mut self, tool: impl Into<String>, transform: ToolTransform) -> Self {
+        self.transforms.insert(tool.into(), transform);
+        self
+    }
+
+    /// Mounts another MCP server: its tools, resources, resource templates and prompts are
+    /// served as this server's own, under `prefix` (see [`compose`](crate::compose)). A server
+    /// that mounts is built with [`connect`](Self::connect).
+    #[cfg(feature = "client")]
+    pub fn mount(self, prefix: impl Into<String>, upstream: Upstream) -> Self {
+        self.mount_with(Mount::new(prefix, upstream))
+    }
+
+    /// Mounts another MCP server as `mount` says (its prefix, separator, scopes…).
+    #[cfg(feature = "client")]
+    pub fn mount_with(mut self, mount: Mount) -> Self {
+        self.mounts.push(mount);
+        self
+    }
+
+    /// Whether this server mounts upstreams (and must be built with `connect`).
+    pub(crate) fn mounts_any(&self) -> bool {
+        #[cfg(feature = "client")]
+        return !self.mounts.is_empty();
+        #[cfg(not(feature = "client"))]
+        false
+    }
+
+    /// Builds the server and connects its mounts: waits for each upstream's first connection
+    /// and listing (at most its [`startup_timeout`](Mount::startup_timeout)), then checks the
+    /// names. Two items with one name (a mounted tool and a native one, two upstreams' prompts…)
+    /// fail the start-up with an error naming both sides, as do a required upstream that
+    /// cannot be connected and a transformation or `tool_layer` naming no tool. An upstream
+    /// that is not required may connect later; each is kept connected (reconnected with
+    /// back-off) for as long as the server lives.
+    #[cfg(feature = "client")]
+    pub async fn connect(mut self) -> Result<Server, BuildError> {
+        use crate::compose::mount::{Host, Started, start};
+        let mounts = std::mem::take(&mut self.mounts);
+        let mut problems: Vec<String> = mounts.iter().flat_map(Mount::problems).collect();
+        let mut prefixes = HashSet::new();
+        for mount in mounts.iter().filter(|m| !m.prefix().is_empty()) {
+            if !prefixes.insert(mount.prefix()) {
+                problems.push(format!("two upstreams are mounted under the prefix `{}`", mount.prefix()));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError::new(problems));
+        }
+        let layered: Vec<Arc<str>> = self.tool_layers.iter().map(|(name, _)| name.clone()).collect();
+        let transforms = Arc::new(self.transforms.clone());
+        let info = self.info.clone();
+        let (server, unmatched) = self.assemble(!mounts.is_empty())?;
+        if mounts.is_empty() {
+            return Ok(server);
+        }
+        let host = Host {
+            server: info,
+            target: Arc::new(MountTarget {
+                shared: Arc::downgrade(&server.shared),
+                changes: server.changes.clone(),
+            }),
+            owners: Default::default(),
+            transforms,
+            gone: server.changes.gone.clone(),
+        };
+        let started: Vec<(Mount, _)> =
+            mounts.into_iter().map(|m| (m.clone(), start(m, host.clone()))).collect();
+        let mut mounted: HashSet<String> = HashSet::new();
+        let mut complete = true;
+        for (mount, first) in started {
+            let who = format!("upstream `{}` ({})", mount.prefix(), mount.upstream.label());
+            match tokio::time::timeout(mount.startup_timeout, first).await {
+                Ok(Ok(Started::Published { clashes, tools })) => {
+                    problems.extend(clashes);
+                    mounted.extend(tools);
+                }
+                Ok(Ok(Started::Failed(why))) if mount.required => {
+                    problems.push(format!("the required {who} could not be connected: {why}"));
+                }
+                Ok(Ok(Started::Failed(why))) => {
+                    complete = false;
+                    tracing::warn!("{who} could not be connected ({why}); its tools appear once it is");
+                }
+                Ok(Err(_)) => complete = false,
+                Err(_) if mount.required => problems
+                    .push(format!("the required {who} did not connect within {:?}", mount.startup_timeout)),
+                Err(_) => {
+                    complete = false;
+                    tracing::warn!(
+                        "{who} is still connecting after {:?}; its tools appear once it is",
+                        mount.startup_timeout
+                    );
+                }
+            }
+        }
+        // With every upstream listed, a name nothing has is a mistake.
+        if complete {
+            for name in unmatched.iter().filter(|n| !mounted.contains(*n)) {
+                problems.push(format!(
+                    "`transform` names `{name}`, which is not a tool of this server or its mounts"
+                ));
+            }
+            let registry = server.shared.registry.load();
+            for name in layered.iter().filter(|n| registry.get(n).is_none()) {
+                problems.push(format!(
+                    "`tool_layer` names `{name}`, which is not a tool of this server or its mounts (check its name)"
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError::new(problems));
+        }
+        Ok(server)
+    }
+
     /// Checks the catalog (names, duplicates, schemas, state) and builds the server. All
-    /// problems are reported at once.
+    /// problems are reported at once. A server that mounts upstreams is built with
+    /// [`connect`](Self::connect) instead.
     pub fn build(self) -> Result<Server, BuildError> {
+        if self.mounts_any() {
+            return Err(BuildError::new(vec![
+                "this server mounts upstreams: build it with `connect().await`, which connects them (or `run()`, which does)"
+                    .into(),
+            ]));
+        }
+        self.assemble(false).map(|(server, _)| server)
+    }
+
+    /// Builds the server; `mounting`: names of tools a mount may bring are not checked yet
+    /// (the transformations that named no tool so far are returned).
+    fn assemble(self, mounting: bool) -> Result<(Server, Vec<String>), BuildError> {
         let statics: Vec<&'static ToolRegistration> = if self.use_inventory {
             inventory::iter::<ToolRegistration>.into_iter().collect()
         } else {
             Vec::new()
         };
         let entries = build_entries(&statics, &self.tools, &self.state).map_err(BuildError::new)?;
+        let (entries, unmatched) = transformed(entries, &self.transforms, mounting)?;
         // Views: those of #[tool(widget = ...)] functions, then runtime ones. One name, one view.
         let mut views: Vec<AppView> = Vec::new();
         let mut problems = Vec::new();
@@ -470,11 +619,12 @@ impl ServerBuilder {
         let list_cache = CacheHint { ttl_ms, public: true };
         let paging = Paging { page_size: self.page_size, cache: list_cache };
         let registry = registry_of(entries.clone(), paging, deferral.as_ref());
-        // A tool's layers name one of its tools (or a meta-tool of deferred mode).
+        // A tool's layers name one of its tools (or a meta-tool of deferred mode); a mount's tools
+        // are checked once it is connected.
         let unknown: Vec<String> = self
             .tool_layers
             .iter()
-            .filter(|(name, _)| registry.get(name).is_none())
+            .filter(|(name, _)| !mounting && registry.get(name).is_none())
             .map(|(name, _)| {
                 format!("`tool_layer` names `{name}`, which is not a tool of this server (check its name)")
             })
@@ -483,7 +633,8 @@ impl ServerBuilder {
             return Err(BuildError::new(unknown));
         }
         let (events, _) = broadcast::channel(64);
-        Ok(Server {
+        let gone = CancellationToken::new();
+        let server = Server {
             shared: Arc::new(Shared {
                 info: self.info,
                 instructions: self.instructions,
@@ -512,14 +663,107 @@ impl ServerBuilder {
                     self.limits.max_listen_streams,
                     self.limits.max_listen_streams_per_caller,
                 ),
+                _gone: gone.clone().drop_guard(),
             }),
             changes: Arc::new(Changes {
                 tools: Mutex::new(ToolSet { entries, disabled: HashSet::new() }),
                 catalog: Mutex::new(()),
                 paging,
                 deferral,
+                gone,
             }),
-        })
+        };
+        Ok((server, unmatched))
+    }
+}
+
+/// The tools with their transformations applied: a transformation naming no tool is an error
+/// (unless `mounting`: it may name a mount's tool, and is returned), as are two tools left with
+/// one name.
+fn transformed(
+    entries: Vec<Arc<ToolEntry>>,
+    transforms: &HashMap<String, ToolTransform>,
+    mounting: bool,
+) -> Result<(Vec<Arc<ToolEntry>>, Vec<String>), BuildError> {
+    if transforms.is_empty() {
+        return Ok((entries, Vec::new()));
+    }
+    let mut problems = Vec::new();
+    let mut unmatched: Vec<String> =
+        transforms.keys().filter(|name| !entries.iter().any(|e| *e.name == ***name)).cloned().collect();
+    unmatched.sort();
+    if !mounting {
+        problems.extend(
+            unmatched
+                .iter()
+                .map(|name| format!("`transform` names `{name}`, which is not a tool of this server")),
+        );
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match transforms.get(&*entry.name) {
+            None => out.push(entry),
+            Some(transform) => match crate::transform::apply(entry, transform) {
+                Ok(Some(entry)) => out.push(entry),
+                Ok(None) => {}
+                Err(more) => problems.extend(more),
+            },
+        }
+    }
+    let mut seen = HashSet::new();
+    for entry in &out {
+        if !seen.insert(entry.name.clone()) {
+            problems.push(format!("two tools are named `{}` once transformed; rename one", entry.name));
+        }
+    }
+    if problems.is_empty() { Ok((out, unmatched)) } else { Err(BuildError::new(problems)) }
+}
+
+/// What a server's mounts change it through: its served state while it lives.
+#[cfg(feature = "client")]
+struct MountTarget {
+    shared: std::sync::Weak<Shared>,
+    changes: Arc<Changes>,
+}
+
+#[cfg(feature = "client")]
+impl crate::compose::mount::Target for MountTarget {
+    fn swap(
+        &self,
+        tools: Option<(&HashSet<String>, Vec<Arc<ToolEntry>>)>,
+        items: Option<(&Keys, Items)>,
+    ) -> Option<Vec<String>> {
+        let shared = self.shared.upgrade()?;
+        let server = Server { shared, changes: self.changes.clone() };
+        let mut clashes = Vec::new();
+        if let Some((old, new)) = tools {
+            let mut set = self.changes.tools.lock().expect("tool set lock");
+            set.entries.retain(|e| !old.contains(&*e.name));
+            let mut taken: HashSet<Arc<str>> = set.entries.iter().map(|e| e.name.clone()).collect();
+            for entry in new {
+                if taken.insert(entry.name.clone()) {
+                    set.entries.push(entry);
+                } else {
+                    clashes.push(format!("tool `{}`", entry.name));
+                }
+            }
+            server.publish_tools(&set);
+        }
+        if let Some((old, new)) = items {
+            let _guard = self.changes.catalog.lock().expect("catalog lock");
+            let (catalog, more) = server.shared.catalog.load().swapped(old, new);
+            server.shared.catalog.store(Arc::new(catalog));
+            let _ = server.shared.events.send(ServerEvent::ResourcesChanged);
+            let _ = server.shared.events.send(ServerEvent::PromptsChanged);
+            clashes.extend(more);
+        }
+        Some(clashes)
+    }
+
+    fn resource_updated(&self, uri: String) {
+        if let Some(shared) = self.shared.upgrade() {
+            let _ = shared.events.send(ServerEvent::ResourceUpdated(uri));
+        }
     }
 }
 

@@ -218,7 +218,7 @@ impl DeferredTools {
     pub(crate) fn plan(self: &Arc<Self>, entries: &[Arc<ToolEntry>]) -> (Vec<Arc<ToolEntry>>, Vec<Listed>) {
         let mut listed = Vec::new();
         let mut docs = Vec::new();
-        for entry in entries {
+        for entry in entries.iter().filter(|e| !e.hidden) {
             let pinned = self.pinned.iter().any(|p| *p == *entry.name) || entry.defer == Some(false);
             if pinned {
                 listed.push(Listed { entry: entry.clone(), extra_meta: Some(always_load()) });
@@ -302,6 +302,7 @@ fn meta_entry(
         reaches_client: true,
         // `call` runs a tool whose call goes through the layers itself.
         passes_through: matches!(kind, MetaTool::Call { .. }),
+        hidden: false,
         handler: Handler::Native(handler),
         defined_at: DefinedAt::Runtime,
     })

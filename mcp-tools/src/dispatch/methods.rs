@@ -328,6 +328,13 @@ pub(crate) fn complete(
         }
     };
     check_scopes(ctx.auth(), scopes.as_deref().unwrap_or_default())?;
+    // A prompt or template that completes its own arguments (a mounted upstream's) does.
+    let own = match &reference {
+        CompletionRef::Prompt(name) => catalog.prompt(name).and_then(|p| p.completer.clone()),
+        CompletionRef::Resource(uri) => {
+            catalog.templates().iter().find(|t| t.template.source == *uri).and_then(|t| t.completer.clone())
+        }
+    };
     let completer = catalog.completer().cloned();
     let request = CompletionRequest {
         reference,
@@ -336,9 +343,10 @@ pub(crate) fn complete(
         context: request.context.map(|c| c.arguments).unwrap_or_default(),
     };
     Ok(Box::pin(async move {
-        let mut values = match completer {
-            Some(completer) => completer(request, ctx).await,
-            None => Vec::new(),
+        let mut values = match (own, completer) {
+            (Some(own), _) => own(request.argument, request.value, request.context, ctx).await,
+            (None, Some(completer)) => completer(request, ctx).await,
+            (None, None) => Vec::new(),
         };
         let total = values.len();
         values.truncate(100);

@@ -56,6 +56,9 @@ pub(crate) struct Shared {
     /// What watches every request (telemetry), if anything does: set by the builder, or by the
     /// command line before it serves (`--otel`).
     pub observer: std::sync::OnceLock<Arc<dyn Observer>>,
+    /// Cancels its token when the server is gone (what runs beside it, such as the upstreams of
+    /// its mounts, then stops).
+    pub _gone: tokio_util::sync::DropGuard,
 }
 
 impl Shared {

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::context::Context;
 use crate::model::error::ToolError;
+use crate::model::resource::ItemCompleter;
 use crate::model::result::{Content, EmbeddedResource};
 
 /// One message of a prompt.
@@ -156,6 +157,8 @@ pub struct Prompt {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) scopes: Arc<[String]>,
     pub(crate) handler: PromptHandler,
+    /// Completes this prompt's arguments instead of the server's completer.
+    pub(crate) completer: Option<ItemCompleter>,
 }
 
 impl Prompt {
@@ -173,6 +176,7 @@ impl Prompt {
             meta: None,
             scopes: Arc::from([]),
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
+            completer: None,
         }
     }
     /// The prompt's name.

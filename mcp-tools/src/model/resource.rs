@@ -126,6 +126,12 @@ impl IntoContents for Vec<ResourceContents> {
     }
 }
 
+/// Completes one argument of one prompt or resource template (a mounted upstream's, which
+/// completes its own): gets the argument's name, what was typed, the other arguments.
+pub(crate) type ItemCompleter = Arc<
+    dyn Fn(String, String, HashMap<String, String>, Context) -> BoxFuture<'static, Vec<String>> + Send + Sync,
+>;
+
 pub(crate) type ResourceHandler = Arc<
     dyn Fn(ResourceRequest, Context) -> BoxFuture<'static, Result<Vec<ResourceContents>, ToolError>>
         + Send
@@ -257,6 +263,8 @@ pub struct ResourceTemplate {
     pub(crate) info: ResourceInfo,
     pub(crate) scopes: Arc<[String]>,
     pub(crate) handler: ResourceHandler,
+    /// Completes this template's variables instead of the server's completer.
+    pub(crate) completer: Option<ItemCompleter>,
 }
 
 impl ResourceTemplate {
@@ -271,6 +279,7 @@ impl ResourceTemplate {
             info: ResourceInfo { name: name.into(), ..ResourceInfo::default() },
             scopes: Arc::from([]),
             handler: Arc::new(move |request, ctx| Box::pin(handler(request, ctx))),
+            completer: None,
         }
     }
     /// The URI template.
@@ -294,6 +303,9 @@ impl std::fmt::Debug for ResourceTemplate {
 pub(crate) struct UriTemplate {
     pub source: String,
     parts: Vec<Part>,
+    /// Set for a mounted upstream's template: every URI starting with this text matches (with
+    /// no variables: the upstream reads its own template).
+    under: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -326,7 +338,13 @@ impl UriTemplate {
         if !rest.is_empty() {
             parts.push(Part::Literal(rest.to_owned()));
         }
-        UriTemplate { source: source.to_owned(), parts }
+        UriTemplate { source: source.to_owned(), parts, under: None }
+    }
+
+    /// A template shown as `source` that matches every URI starting with `prefix`.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub fn under(source: &str, prefix: String) -> Self {
+        UriTemplate { under: Some(prefix), ..UriTemplate::parse(source) }
     }
 
     /// The variables' names, in order.
@@ -345,6 +363,9 @@ impl UriTemplate {
     /// `/`); a `{+name}` one, segments separated by `/`. A value never has an empty, `.` or `..`
     /// segment.
     pub fn matches(&self, uri: &str) -> Option<HashMap<String, String>> {
+        if let Some(prefix) = &self.under {
+            return uri.starts_with(prefix.as_str()).then(HashMap::new);
+        }
         let mut values = HashMap::new();
         let mut rest = uri;
         let mut parts = self.parts.iter().peekable();

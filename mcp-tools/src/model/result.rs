@@ -54,6 +54,9 @@ pub enum Content {
         #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
     },
+    /// A block as another server sent it (a proxied tool's result), passed on verbatim.
+    #[serde(untagged)]
+    Json(Value),
 }
 
 impl Content {
@@ -292,6 +295,27 @@ impl ToolResult {
         self.structured_content = Some(Structured::Value(Value::Object(wrapped)));
         self
     }
+    /// A result as another server sent it (a `CallToolResult` as JSON): its content blocks,
+    /// structured content, error flag and `_meta`, passed on verbatim (a proxy's, a mounted
+    /// server's).
+    pub fn from_json(result: Value) -> Self {
+        let Value::Object(mut fields) = result else {
+            return ToolResult::error("the server answered a tool call with something that is not a result");
+        };
+        let content = match fields.remove("content") {
+            Some(Value::Array(blocks)) => blocks.into_iter().map(Content::Json).collect(),
+            _ => Vec::new(),
+        };
+        let structured_content =
+            fields.remove("structuredContent").filter(|v| !v.is_null()).map(Structured::Value);
+        let is_error = fields.get("isError") == Some(&Value::Bool(true));
+        let meta = match fields.remove("_meta") {
+            Some(Value::Object(meta)) => Some(meta),
+            _ => None,
+        };
+        ToolResult { content, structured_content, is_error, meta, ..Self::default() }
+    }
+
     pub(crate) fn from_raw_structured(raw: Box<RawValue>) -> Self {
         ToolResult {
             content: vec![Content::text(raw.get().to_owned())],

@@ -184,6 +184,9 @@ pub struct Tool {
     pub(crate) timeout: Option<std::time::Duration>,
     pub(crate) scopes: Arc<[String]>,
     pub(crate) validate_arguments: bool,
+    /// Callable but not listed, nor found by deferred search (a mounted upstream's tool while
+    /// the upstream is down: a call is told so at once).
+    pub(crate) hidden: bool,
     pub(crate) handler: DynHandler,
 }
 
@@ -215,6 +218,7 @@ impl Tool {
             timeout: None,
             scopes: Arc::from([]),
             validate_arguments: true,
+            hidden: false,
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
         }
     }

@@ -144,6 +144,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         scopes: reg.scopes.iter().map(|s| (*s).to_owned()).collect(),
         reaches_client: (reg.reaches_client)(),
         passes_through: false,
+        hidden: false,
         handler: Handler::Static {
             handler: reg.handler,
             plan: output.plan,
@@ -231,6 +232,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         // A handler built at run time gets the context: it may ask.
         reaches_client: true,
         passes_through: false,
+        hidden: tool.hidden,
         handler: Handler::Dynamic {
             handler: tool.handler.clone(),
             input_validator,
@@ -243,7 +245,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
 /// The properties an input schema mirrors in headers (`"x-mcp-header": "Name"` on a string,
 /// integer or boolean property reached through `properties` only), checked: each name a
 /// non-empty HTTP token, unique regardless of case.
-fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+pub(crate) fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
     fn walk(schema: &Value, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) -> Result<(), String> {
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Ok(()) };
         for (name, property) in properties {

@@ -2,7 +2,7 @@
 //! once with the server from `#[resource]`/`#[prompt]` functions and runtime values; immutable,
 //! a change builds a new [`Catalog`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -83,7 +83,7 @@ impl CatalogBuilder {
                 let scopes: Arc<[String]> = reg.scopes.iter().map(|s| (*s).to_owned()).collect();
                 if reg.uri.contains('{') {
                     let template = UriTemplate::parse(reg.uri);
-                    templates.push(ResourceTemplate { template, info, scopes, handler });
+                    templates.push(ResourceTemplate { template, info, scopes, handler, completer: None });
                 } else {
                     resources.push(Resource { uri: reg.uri.to_owned(), info, scopes, handler });
                 }
@@ -116,6 +116,7 @@ impl CatalogBuilder {
                     meta: None,
                     scopes: reg.scopes.iter().map(|s| (*s).to_owned()).collect(),
                     handler: Arc::new(move |args, ctx| handler(args, ctx)),
+                    completer: None,
                 });
             }
         }
@@ -158,6 +159,36 @@ pub(crate) struct FoundResource {
     pub handler: ResourceHandler,
     pub params: HashMap<String, String>,
     pub scopes: Arc<[String]>,
+}
+
+/// Resources, templates and prompts to add to a catalog in one change ([`Catalog::swapped`]).
+#[derive(Clone, Default)]
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) struct Items {
+    pub resources: Vec<Resource>,
+    pub templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<Prompt>,
+}
+
+/// The URIs, URI templates and names of items a catalog change removes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) struct Keys {
+    pub resources: HashSet<String>,
+    pub templates: HashSet<String>,
+    pub prompts: HashSet<String>,
+}
+
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+impl Items {
+    /// The keys of these items.
+    pub fn keys(&self) -> Keys {
+        Keys {
+            resources: self.resources.iter().map(|r| r.uri.clone()).collect(),
+            templates: self.templates.iter().map(|t| t.template.source.clone()).collect(),
+            prompts: self.prompts.iter().map(|p| p.name.clone()).collect(),
+        }
+    }
 }
 
 /// The built catalog. Immutable: a change builds a new one.
@@ -234,6 +265,45 @@ impl Catalog {
                 self.completer.clone(),
             )
         })
+    }
+
+    /// This catalog with the items `old` names removed and `new` added, in one change; the items
+    /// of `new` whose key another item (not removed) already has are left out, and described in
+    /// the list returned ("resource `x://a`").
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub fn swapped(&self, old: &Keys, new: Items) -> (Catalog, Vec<String>) {
+        let mut clashes = Vec::new();
+        let mut resources: Vec<Resource> =
+            self.resources.iter().filter(|r| !old.resources.contains(&r.uri)).cloned().collect();
+        let taken: HashSet<String> = resources.iter().map(|r| r.uri.clone()).collect();
+        for resource in new.resources {
+            if taken.contains(&resource.uri) {
+                clashes.push(format!("resource `{}`", resource.uri));
+            } else {
+                resources.push(resource);
+            }
+        }
+        let mut templates: Vec<ResourceTemplate> =
+            self.templates.iter().filter(|t| !old.templates.contains(&t.template.source)).cloned().collect();
+        let taken: HashSet<String> = templates.iter().map(|t| t.template.source.clone()).collect();
+        for template in new.templates {
+            if taken.contains(&template.template.source) {
+                clashes.push(format!("resource template `{}`", template.template.source));
+            } else {
+                templates.push(template);
+            }
+        }
+        let mut prompts: Vec<Prompt> =
+            self.prompts.iter().filter(|p| !old.prompts.contains(&p.name)).cloned().collect();
+        let taken: HashSet<String> = prompts.iter().map(|p| p.name.clone()).collect();
+        for prompt in new.prompts {
+            if taken.contains(&prompt.name) {
+                clashes.push(format!("prompt `{}`", prompt.name));
+            } else {
+                prompts.push(prompt);
+            }
+        }
+        (Catalog::from_parts(resources, templates, prompts, self.completer.clone()), clashes)
     }
 
     fn has_resources(&self) -> bool {

@@ -101,6 +101,8 @@ pub(crate) struct ToolEntry {
     /// Whether a call of this tool is the call of another (deferred mode's `call_tool`): the
     /// layers see that one instead.
     pub passes_through: bool,
+    /// Callable, but neither listed nor searched ([`Tool`](crate::Tool)'s `hidden`).
+    pub hidden: bool,
     pub handler: Handler,
     pub defined_at: DefinedAt,
 }
@@ -242,7 +244,7 @@ impl Registry {
     /// The registry of `tools` listing every one of them.
     pub fn listing_all(mut tools: Vec<Arc<ToolEntry>>, paging: Paging) -> Registry {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let listed: Vec<Listed> = tools.iter().cloned().map(Listed::plain).collect();
+        let listed: Vec<Listed> = tools.iter().filter(|t| !t.hidden).cloned().map(Listed::plain).collect();
         Registry::new(tools, &listed, paging)
     }
 

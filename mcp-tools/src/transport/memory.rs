@@ -270,3 +270,48 @@ fn into_result(message: Value) -> Result<Value, RpcError> {
     }
     Ok(message.get("result").cloned().unwrap_or(Value::Null))
 }
+
+#[cfg(feature = "client")]
+impl Server {
+    /// A [`Client`](crate::client::Client) of this server in the same process: connected through
+    /// the real stdio transport over an in-memory pipe (so every message goes through the
+    /// protocol layer as from a spawned client), speaking the revision `builder` chooses.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mcp_tools::client::Client;
+    /// let server = mcp_tools::Server::builder().inventory(false).build().unwrap();
+    /// let client = server.connect(Client::builder()).await.unwrap();
+    /// assert!(client.list_tools().await.unwrap().is_empty());
+    /// # }
+    /// ```
+    pub async fn connect(
+        &self,
+        builder: crate::client::ClientBuilder,
+    ) -> Result<crate::client::Client, crate::client::ClientError> {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        let (server_reader, server_writer) = tokio::io::split(server_side);
+        let server = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = server.serve(server_reader, server_writer).await {
+                tracing::debug!(error = %e, "an in-process client's connection ended");
+            }
+        });
+        let (reader, writer) = tokio::io::split(client_side);
+        builder.connect_pipe(reader, writer).await
+    }
+}
+
+#[cfg(feature = "client")]
+impl crate::compose::Upstream {
+    /// An mcp-tools server in this process, reached through the real stdio transport over an
+    /// in-memory pipe ([`Server::connect`]).
+    pub fn server(server: Server) -> crate::compose::Upstream {
+        let label = format!("{} (in process)", server.info().name);
+        crate::compose::Upstream::custom(label, move |builder| {
+            let server = server.clone();
+            Box::pin(async move { server.connect(builder).await })
+        })
+    }
+}

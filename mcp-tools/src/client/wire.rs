@@ -1,0 +1,202 @@
+//! The wire under a [`Client`](super::Client): what carries its messages to a server and brings
+//! the server's back. A line-delimited pipe ([`Pipe`]: a spawned stdio server, or a server in the
+//! same process) or Streamable HTTP (`http.rs`). A wire sends each outgoing message and puts
+//! every message it receives, in order, on the client's incoming queue.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::sync::mpsc;
+
+use super::error::ClientError;
+
+/// What a message is, for a wire that treats them differently (HTTP: a request's answer comes
+/// back on its own response).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Kind {
+    /// A request: its method, and the tool, prompt or resource it names (2026-07-28 headers).
+    Request { method: String, name: Option<String> },
+    /// A notification.
+    Notification,
+    /// The answer to a request of the server's.
+    Response,
+}
+
+/// One message to send.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    /// The JSON text, one line.
+    pub bytes: Vec<u8>,
+    pub kind: Kind,
+    /// Headers a 2026-07-28 request mirrors its arguments in (`Mcp-Param-*`).
+    pub param_headers: Vec<(String, String)>,
+}
+
+/// What a wire hands the client: a message, or the end of the connection (and why).
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    Message(Vec<u8>),
+    /// A message that came in the course of one of the client's requests (HTTP: on its response
+    /// stream): the message, and that request's id.
+    Related(Vec<u8>, i64),
+    /// A request could not be delivered (HTTP: a failed POST): its id, and why.
+    Failed(serde_json::Value, ClientError),
+    Closed(Option<String>),
+}
+
+/// The queue a wire puts what it receives on.
+pub(crate) type IncomingTx = mpsc::UnboundedSender<Incoming>;
+
+/// A connection's wire.
+pub(crate) trait Wire: Send + Sync + 'static {
+    /// Sends one message.
+    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), ClientError>>;
+    /// The protocol revision the client now speaks (HTTP: the `MCP-Protocol-Version` header).
+    fn set_protocol_version(&self, _version: &str) {}
+    /// Ends the connection.
+    fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+/// A line-delimited JSON-RPC pipe: a spawned server's stdin and stdout, or an in-process server's
+/// duplex stream.
+pub(crate) struct Pipe {
+    writer: tokio::sync::Mutex<Option<Box<dyn AsyncWrite + Send + Unpin>>>,
+    /// The spawned server, killed when the client goes (if it has not exited).
+    child: Mutex<Option<tokio::process::Child>>,
+}
+
+impl Pipe {
+    /// A pipe over `reader` and `writer`; what the server writes goes to `incoming`, one message
+    /// a line (lines over `max_bytes` are dropped and reported).
+    pub fn new(
+        reader: impl AsyncRead + Send + Unpin + 'static,
+        writer: impl AsyncWrite + Send + Unpin + 'static,
+        incoming: IncomingTx,
+        max_bytes: usize,
+    ) -> Pipe {
+        tokio::spawn(read_lines(reader, incoming, max_bytes));
+        Pipe { writer: tokio::sync::Mutex::new(Some(Box::new(writer))), child: Mutex::new(None) }
+    }
+
+    /// Spawns `command` (its stdin and stdout the pipe; its stderr the client's) and a pipe to it.
+    pub fn spawn(
+        mut command: tokio::process::Command,
+        incoming: IncomingTx,
+        max_bytes: usize,
+    ) -> Result<Pipe, ClientError> {
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
+        let program = command.as_std().get_program().to_string_lossy().into_owned();
+        let mut child =
+            command.spawn().map_err(|e| ClientError::Transport(format!("cannot start `{program}`: {e}")))?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let pipe = Pipe::new(stdout, stdin, incoming, max_bytes);
+        *pipe.child.lock().expect("child lock") = Some(child);
+        Ok(pipe)
+    }
+}
+
+/// Reads the server's lines into `incoming` until the pipe ends.
+async fn read_lines(reader: impl AsyncRead + Send + Unpin, incoming: IncomingTx, max_bytes: usize) {
+    let mut reader = BufReader::new(reader);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // Bounded: a line longer than the limit is read through and dropped.
+        let read = read_bounded_line(&mut reader, &mut line, max_bytes).await;
+        match read {
+            Ok(0) => {
+                let _ = incoming.send(Incoming::Closed(None));
+                return;
+            }
+            Ok(_) if line.len() > max_bytes => {
+                tracing::warn!(
+                    limit = max_bytes,
+                    "the server sent a message over the client's limit; dropped"
+                );
+            }
+            Ok(_) => {
+                let text = line.trim_ascii();
+                if !text.is_empty() && incoming.send(Incoming::Message(text.to_vec())).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = incoming.send(Incoming::Closed(Some(e.to_string())));
+                return;
+            }
+        }
+    }
+}
+
+/// Reads one line into `line`, keeping at most `max + 1` bytes of it (so a longer one is seen
+/// as too long without being held whole); the bytes read, 0 at the end.
+async fn read_bounded_line(
+    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(total);
+        }
+        let (used, done) = match memchr::memchr(b'\n', buffer) {
+            Some(end) => (end + 1, true),
+            None => (buffer.len(), false),
+        };
+        let room = (max + 1).saturating_sub(line.len());
+        line.extend_from_slice(&buffer[..used.min(room)]);
+        reader.consume(used);
+        total += used;
+        if done {
+            return Ok(total);
+        }
+    }
+}
+
+impl Wire for Pipe {
+    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let mut writer = self.writer.lock().await;
+            let Some(writer) = writer.as_mut() else { return Err(ClientError::Closed) };
+            let mut bytes = message.bytes;
+            bytes.push(b'\n');
+            writer.write_all(&bytes).await.map_err(|_| ClientError::Closed)?;
+            writer.flush().await.map_err(|_| ClientError::Closed)
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // Closing its input asks a stdio server to finish; it is killed if it lingers.
+            if let Some(mut writer) = self.writer.lock().await.take() {
+                let _ = writer.shutdown().await;
+            }
+            let child = self.child.lock().expect("child lock").take();
+            if let Some(mut child) = child {
+                let wait = tokio::time::timeout(std::time::Duration::from_secs(2), child.wait());
+                if wait.await.is_err() {
+                    let _ = child.kill().await;
+                }
+            }
+        })
+    }
+}
+
+/// A wire shared by the client and its router.
+pub(crate) type SharedWire = Arc<dyn Wire>;
+
+/// A header's text: as it is when it is plain ASCII, else `=?base64?…?=`.
+pub(crate) fn header_text(text: &str) -> String {
+    let plain = text.bytes().all(|b| (0x20..0x7f).contains(&b)) && text.trim() == text;
+    if plain {
+        text.to_owned()
+    } else {
+        use base64::Engine as _;
+        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(text))
+    }
+}

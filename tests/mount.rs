@@ -1,0 +1,551 @@
+//! Mounting (`ServerBuilder::mount`, feature `client`): upstream servers in the same process
+//! served under prefixes, seen by clients of both eras: tools, resources, templates, prompts and
+//! completion namespaced; progress, logs, questions and cancellation forwarded; list changes
+//! followed; clashes refused at start-up naming both sides; an upstream lost and found again;
+//! middleware and transformations applied to mounted tools like native ones.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_tools::client::{CallOptions, Client, ClientBuilder, EraChoice, ServerNotification};
+use mcp_tools::compose::{Mount, Upstream};
+use mcp_tools::middleware::AccessLog;
+use mcp_tools::transform::{ArgTransform, ToolTransform};
+use mcp_tools::{
+    Context, LogLevel, Prompt, PromptArgument, PromptMessage, PromptResult, Resource, ResourceContents,
+    ResourceTemplate, Server, Tool, ToolError, ToolResult,
+};
+use serde_json::{Map, Value, json};
+
+/// An upstream: tools that add, report progress and log, ask the user, run forever; a
+/// resource, a template, a prompt and a completer.
+fn upstream(name: &str) -> Server {
+    Server::builder()
+        .name(name)
+        .inventory(false)
+        .tool(Tool::new(
+            "add",
+            "Add two numbers.",
+            json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}),
+            |args, _| async move {
+                let sum = args["a"].as_i64().unwrap_or_default() + args["b"].as_i64().unwrap_or_default();
+                Ok(ToolResult::new().text(sum.to_string()))
+            },
+        ))
+        .tool(Tool::new("count", "Count to three, reporting progress and logging.", json!({"type": "object"}), |_, ctx: Context| async move {
+            for i in 1..=3 {
+                ctx.report_progress(f64::from(i), Some(3.0), Some("counting"));
+                ctx.log(LogLevel::Info, json!(format!("step {i}")));
+            }
+            Ok(ToolResult::new().text("counted"))
+        }))
+        .tool(Tool::new("greet", "Greet the user by the name they give.", json!({"type": "object"}), |_, ctx: Context| async move {
+            let answer = ctx
+                .elicit_with_schema("Who are you?", json!({"type": "object", "properties": {"name": {"type": "string"}}}))
+                .await
+                .map_err(|e| ToolError::new(e.to_string()))?;
+            let name = answer.content.and_then(|c| c["name"].as_str().map(str::to_owned)).unwrap_or("stranger".into());
+            Ok(ToolResult::new().text(format!("Hello, {name}!")))
+        }))
+        .tool(Tool::new("forever", "Never ends.", json!({"type": "object"}), |_, _| async move {
+            struct Counted;
+            impl Drop for Counted {
+                fn drop(&mut self) {
+                    ENDED.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            let _counted = Counted;
+            std::future::pending::<Result<ToolResult, ToolError>>().await
+        }))
+        .tool(Tool::new("link", "Link to a note.", json!({"type": "object"}), |_, _| async move {
+            Ok(ToolResult::from_json(json!({"content": [{"type": "resource_link", "uri": "notes://one", "name": "one"}]})))
+        }))
+        .resource(
+            Resource::fixed("notes://one", "one", ResourceContents::text("notes://one", Some("text/plain"), "the first note"))
+                .description("The first note."),
+        )
+        .resource_template(ResourceTemplate::new("notes://by-id/{id}", "note", |request, _| async move {
+            let id = request.uri.rsplit('/').next().unwrap_or_default().to_owned();
+            Ok(vec![ResourceContents::text(request.uri, Some("text/plain"), format!("note {id}"))])
+        }))
+        .prompt(
+            Prompt::new("summarize", "Summarize a topic.", |args, _| async move {
+                let topic = args.get("topic").cloned().unwrap_or_default();
+                Ok(PromptResult::new(vec![PromptMessage::user(format!("summarize {topic}"))]))
+            })
+            .argument(PromptArgument::required("topic", "What to summarize")),
+        )
+        .completer(|request, _| async move {
+            ["rust", "ruby", "go"].iter().filter(|v| v.starts_with(&request.value)).map(|v| v.to_string()).collect()
+        })
+        .build()
+        .unwrap()
+}
+
+static ENDED: AtomicUsize = AtomicUsize::new(0);
+
+fn native() -> Tool {
+    Tool::new("ping", "Answer pong.", json!({"type": "object"}), |_, _| async {
+        Ok(ToolResult::new().text("pong"))
+    })
+}
+
+/// A gateway mounting `math` and `notes` (two upstreams of the same kind) beside a native tool.
+async fn gateway() -> Server {
+    Server::builder()
+        .name("gateway")
+        .inventory(false)
+        .tool(native())
+        .mount("math", Upstream::server(upstream("math-server")))
+        .mount_with(Mount::new("notes", Upstream::server(upstream("notes-server"))).separator("."))
+        .connect()
+        .await
+        .unwrap()
+}
+
+fn caller() -> ClientBuilder {
+    Client::builder().name("caller").on_elicitation(|params| async move {
+        assert_eq!(params["message"], "Who are you?");
+        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    })
+}
+
+/// A client of each era.
+async fn callers(server: &Server) -> [Client; 2] {
+    [
+        server.connect(caller().era(EraChoice::Handshake)).await.unwrap(),
+        server.connect(caller()).await.unwrap(),
+    ]
+}
+
+fn names(items: &[Value], key: &str) -> Vec<String> {
+    let mut names: Vec<String> = items.iter().map(|i| i[key].as_str().unwrap().to_owned()).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn mounted_items_are_namespaced_and_work_in_both_eras() {
+    let server = gateway().await;
+    for client in callers(&server).await {
+        let era = client.era();
+        let tools = names(&client.list_tools().await.unwrap(), "name");
+        assert_eq!(
+            tools,
+            [
+                "math_add",
+                "math_count",
+                "math_forever",
+                "math_greet",
+                "math_link",
+                "notes.add",
+                "notes.count",
+                "notes.forever",
+                "notes.greet",
+                "notes.link",
+                "ping"
+            ],
+            "{era:?}"
+        );
+        assert_eq!(client.call_tool("math_add", json!({"a": 2, "b": 3})).await.unwrap().text(), "5");
+        assert_eq!(client.call_tool("notes.add", json!({"a": 1, "b": 1})).await.unwrap().text(), "2");
+        assert_eq!(client.call_tool("ping", json!({})).await.unwrap().text(), "pong");
+        // The upstream checks its own arguments; its error is the caller's error result.
+        let wrong = client.call_tool("math_add", json!({"a": "two"})).await.unwrap();
+        assert!(wrong.is_error(), "{wrong:?}");
+        // A resource link's URI is the gateway's, which reads it.
+        let link = client.call_tool("math_link", json!({})).await.unwrap();
+        assert_eq!(link.content()[0]["uri"], "notes://math/one");
+
+        let resources = names(&client.list_resources().await.unwrap(), "uri");
+        assert_eq!(resources, ["notes://math/one", "notes://notes/one"]);
+        let read = client.read_resource("notes://math/one").await.unwrap();
+        assert_eq!(read["contents"][0]["text"], "the first note");
+        assert_eq!(read["contents"][0]["uri"], "notes://math/one");
+        let templates = names(&client.list_resource_templates().await.unwrap(), "uriTemplate");
+        assert_eq!(templates, ["notes://math/by-id/{id}", "notes://notes/by-id/{id}"]);
+        let read = client.read_resource("notes://notes/by-id/7").await.unwrap();
+        assert_eq!(read["contents"][0]["text"], "note 7");
+        assert_eq!(read["contents"][0]["uri"], "notes://notes/by-id/7");
+
+        let prompts = names(&client.list_prompts().await.unwrap(), "name");
+        assert_eq!(prompts, ["math_summarize", "notes.summarize"]);
+        let mut arguments = Map::new();
+        arguments.insert("topic".into(), json!("rust"));
+        let prompt = client.get_prompt("math_summarize", arguments).await.unwrap();
+        assert_eq!(prompt["messages"][0]["content"]["text"], "summarize rust");
+        let completed = client
+            .complete(json!({"type": "ref/prompt", "name": "notes.summarize"}), "topic", "r")
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["rust", "ruby"]), "{era:?}");
+        let completed = client
+            .complete(json!({"type": "ref/resource", "uri": "notes://math/by-id/{id}"}), "id", "g")
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["go"]));
+    }
+}
+
+#[tokio::test]
+async fn progress_logs_and_questions_reach_the_caller_in_its_era() {
+    let server = gateway().await;
+    for client in callers(&server).await {
+        let era = client.era();
+        if era == mcp_tools::Era::Handshake {
+            client.request("logging/setLevel", json!({"level": "info"})).await.unwrap();
+        }
+        let (tx, mut progress) = tokio::sync::mpsc::unbounded_channel();
+        let (logs_tx, mut logs) = tokio::sync::mpsc::unbounded_channel();
+        let mut meta = Map::new();
+        if era == mcp_tools::Era::Stateless {
+            meta.insert("io.modelcontextprotocol/logLevel".into(), json!("info"));
+        }
+        let options = CallOptions::new().progress(tx).logs(logs_tx).meta(meta);
+        let done = client.call_tool_with("math_count", json!({}), options).await.unwrap();
+        assert_eq!(done.text(), "counted");
+        let mut seen = Vec::new();
+        while let Ok(p) = progress.try_recv() {
+            seen.push(p.progress);
+        }
+        assert_eq!(seen, [1.0, 2.0, 3.0], "{era:?}: the upstream's progress reached the caller");
+        let mut said = Vec::new();
+        while let Ok(ServerNotification::Log { data, .. }) = logs.try_recv() {
+            said.push(data);
+        }
+        assert_eq!(said, [json!("step 1"), json!("step 2"), json!("step 3")], "{era:?}");
+        // The upstream's elicitation is asked of this caller, in its era.
+        let greeted = client.call_tool("notes.greet", json!({})).await.unwrap();
+        assert_eq!(greeted.text(), "Hello, Ada!", "{era:?}");
+    }
+    // A caller that cannot answer: the upstream is told, and says so.
+    let bare = server.connect(Client::builder().era(EraChoice::Handshake)).await.unwrap();
+    let greeted = bare.call_tool("math_greet", json!({})).await.unwrap();
+    assert!(greeted.is_error() || greeted.text().contains("stranger"), "{greeted:?}");
+}
+
+#[tokio::test]
+async fn a_2025_upstream_asks_through_a_gateway_too() {
+    // The upstream speaks only 2025-11-25: its question is a request to the gateway's client.
+    let old = Server::builder().only_era(mcp_tools::Era::Handshake).inventory(false);
+    let old =
+        old.tool(Tool::new("greet", "Greet.", json!({"type": "object"}), |_, ctx: Context| async move {
+            let answer = ctx
+                .elicit_with_schema(
+                    "Who are you?",
+                    json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+                )
+                .await
+                .map_err(|e| ToolError::new(e.to_string()))?;
+            Ok(ToolResult::new()
+                .text(format!("Hi {}", answer.content.unwrap_or_default()["name"].as_str().unwrap_or("?"))))
+        }));
+    let server = Server::builder()
+        .inventory(false)
+        .mount("old", Upstream::server(old.build().unwrap()))
+        .connect()
+        .await
+        .unwrap();
+    for client in callers(&server).await {
+        assert_eq!(
+            client.call_tool("old_greet", json!({})).await.unwrap().text(),
+            "Hi Ada",
+            "{:?}",
+            client.era()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_cancelled_upstream() {
+    let server = gateway().await;
+    for client in callers(&server).await {
+        let before = ENDED.load(Ordering::SeqCst);
+        let call = client.call_tool("math_forever", json!({}));
+        assert!(tokio::time::timeout(Duration::from_millis(200), call).await.is_err(), "still running");
+        let mut ended = false;
+        for _ in 0..300 {
+            if ENDED.load(Ordering::SeqCst) > before {
+                ended = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(ended, "{:?}: the upstream's handler was stopped", client.era());
+    }
+}
+
+#[tokio::test]
+async fn an_upstreams_list_changes_reach_the_callers() {
+    let math = upstream("math-server");
+    let server = Server::builder()
+        .inventory(false)
+        .mount("math", Upstream::server(math.clone()))
+        .connect()
+        .await
+        .unwrap();
+    let [session, stateless] = callers(&server).await;
+    let mut session_notes = session.notifications();
+    let mut stateless_notes = stateless.notifications();
+    let _listening =
+        stateless.listen(json!({"toolsListChanged": true, "promptsListChanged": true})).await.unwrap();
+    math.add_tool(Tool::new("late", "Added later.", json!({"type": "object"}), |_, _| async {
+        Ok(ToolResult::new().text("late"))
+    }))
+    .unwrap();
+    math.remove_prompt("summarize");
+    for notes in [&mut session_notes, &mut stateless_notes] {
+        wait_for(notes, ServerNotification::ToolsChanged).await;
+        wait_for(notes, ServerNotification::PromptsChanged).await;
+    }
+    for client in [&session, &stateless] {
+        assert_eq!(client.call_tool("math_late", json!({})).await.unwrap().text(), "late");
+        assert!(client.list_prompts().await.map(|p| p.is_empty()).unwrap_or(true));
+    }
+}
+
+async fn wait_for(
+    notes: &mut tokio::sync::broadcast::Receiver<ServerNotification>,
+    wanted: ServerNotification,
+) {
+    let seen = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if notes.recv().await.unwrap() == wanted {
+                return;
+            }
+        }
+    });
+    seen.await.unwrap_or_else(|_| panic!("{wanted:?} arrives"));
+}
+
+#[tokio::test]
+async fn clashes_fail_the_start_naming_both_sides() {
+    // A mounted tool against a native one.
+    let clash = Server::builder()
+        .inventory(false)
+        .tool(Tool::new("math_add", "Mine.", json!({"type": "object"}), |_, _| async {
+            Ok(ToolResult::new())
+        }))
+        .mount("math", Upstream::server(upstream("math-server")))
+        .connect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(clash.contains("tool `math_add` of upstream `math`"), "{clash}");
+    assert!(clash.contains("this server's own"), "{clash}");
+    // Two upstreams under no prefix: every name clashes, and both upstreams are named.
+    let clash = Server::builder()
+        .inventory(false)
+        .mount("", Upstream::server(upstream("first")))
+        .mount("", Upstream::server(upstream("second")))
+        .connect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(clash.contains("tool `add`"), "{clash}");
+    assert!(clash.contains("prompt `summarize`"), "{clash}");
+    assert!(clash.contains("resource `notes://one`"), "{clash}");
+    assert!(clash.contains("first (in process)") && clash.contains("second (in process)"), "{clash}");
+    // A prefix that cannot start a tool name, and two mounts under one prefix.
+    let bad = Server::builder()
+        .inventory(false)
+        .mount("my tools", Upstream::server(upstream("a")))
+        .mount("x", Upstream::server(upstream("b")))
+        .mount("x", Upstream::server(upstream("c")))
+        .connect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(bad.contains("mount prefix \"my tools\" contains ' '"), "{bad}");
+    assert!(bad.contains("two upstreams are mounted under the prefix `x`"), "{bad}");
+    // `build` is not how a mounting server starts.
+    let built =
+        Server::builder().mount("m", Upstream::server(upstream("m"))).build().unwrap_err().to_string();
+    assert!(built.contains("connect().await"), "{built}");
+}
+
+#[tokio::test]
+async fn a_required_upstream_that_cannot_start_fails_the_start_and_another_does_not() {
+    let missing = || Upstream::command("/nonexistent/mcp-server", ["--stdio"]);
+    let error = Server::builder()
+        .inventory(false)
+        .mount_with(Mount::new("gone", missing()).required(true))
+        .connect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(
+            "the required upstream `gone` (/nonexistent/mcp-server --stdio) could not be connected"
+        ),
+        "{error}"
+    );
+    assert!(error.contains("cannot start"), "{error}");
+    // Not required: the server starts; a call to its tools would fail at once, and there are none yet.
+    let server =
+        Server::builder().inventory(false).tool(native()).mount("gone", missing()).connect().await.unwrap();
+    let client = server.connect(Client::builder()).await.unwrap();
+    assert_eq!(names(&client.list_tools().await.unwrap(), "name"), ["ping"]);
+}
+
+/// An upstream whose connections the test can cut: each connection serves `server` over a pipe
+/// until cut.
+#[derive(Clone, Default)]
+struct Cuttable {
+    connections: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
+    made: Arc<AtomicUsize>,
+}
+
+impl Cuttable {
+    fn upstream(&self, server: Server) -> Upstream {
+        let this = self.clone();
+        Upstream::custom("cuttable", move |builder| {
+            let (server, this) = (server.clone(), this.clone());
+            Box::pin(async move {
+                this.made.fetch_add(1, Ordering::SeqCst);
+                // client ⇄ (a relay the test can stop) ⇄ server
+                let (client_side, mut relay_a) = tokio::io::duplex(1 << 16);
+                let (mut relay_b, server_side) = tokio::io::duplex(1 << 16);
+                let (reader, writer) = tokio::io::split(server_side);
+                tokio::spawn(async move {
+                    let _ = server.serve(reader, writer).await;
+                });
+                let relay = tokio::spawn(async move {
+                    let _ = tokio::io::copy_bidirectional(&mut relay_a, &mut relay_b).await;
+                });
+                this.connections.lock().unwrap().push(relay.abort_handle());
+                let (reader, writer) = tokio::io::split(client_side);
+                builder.connect_pipe(reader, writer).await
+            })
+        })
+    }
+    fn cut(&self) {
+        for connection in self.connections.lock().unwrap().drain(..) {
+            connection.abort();
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_lost_leaves_the_lists_fails_calls_at_once_and_comes_back() {
+    let cuttable = Cuttable::default();
+    let server = Server::builder()
+        .inventory(false)
+        .tool(native())
+        .mount("math", cuttable.upstream(upstream("math-server")))
+        .connect()
+        .await
+        .unwrap();
+    let client = server.connect(Client::builder().era(EraChoice::Handshake)).await.unwrap();
+    assert_eq!(client.call_tool("math_add", json!({"a": 1, "b": 2})).await.unwrap().text(), "3");
+    let mut notes = client.notifications();
+    cuttable.cut();
+    wait_for(&mut notes, ServerNotification::ToolsChanged).await;
+    assert_eq!(names(&client.list_tools().await.unwrap(), "name"), ["ping"], "its tools left the list");
+    assert!(client.list_resources().await.map(|r| r.is_empty()).unwrap_or(true), "and its resources");
+    let started = std::time::Instant::now();
+    let down = client.call_tool("math_add", json!({"a": 1, "b": 2})).await.unwrap();
+    assert!(down.is_error(), "{down:?}");
+    assert!(down.text().contains("upstream `math` (cuttable) is not available"), "{}", down.text());
+    assert!(started.elapsed() < Duration::from_secs(1), "a call to a down upstream fails at once");
+    // Reconnected after its back-off: the tools are back.
+    wait_for(&mut notes, ServerNotification::ToolsChanged).await;
+    assert_eq!(client.call_tool("math_add", json!({"a": 2, "b": 2})).await.unwrap().text(), "4");
+    assert_eq!(cuttable.made.load(Ordering::SeqCst), 2);
+}
+
+/// Counts the calls a layer sees, by tool.
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<HashMap<String, usize>>>);
+
+#[tokio::test]
+async fn layers_and_transformations_apply_to_mounted_tools_like_native_ones() {
+    let server = Server::builder()
+        .inventory(false)
+        .tool(native())
+        .mount("math", Upstream::server(upstream("math-server")))
+        .transform("ping", ToolTransform::new().title("Ping").argument("nothing", ArgTransform::new()))
+        .connect()
+        .await;
+    // A transformation that does not fit its tool is a start-up error.
+    let error = server.unwrap_err().to_string();
+    assert!(
+        error.contains("transform of `ping`: it has no argument `nothing` (its arguments: none)"),
+        "{error}"
+    );
+
+    let seen = Seen::default();
+    let server = Server::builder()
+        .inventory(false)
+        .tool(native())
+        .mount("math", Upstream::server(upstream("math-server")))
+        .layer(AccessLog::new())
+        .layer(tower::layer::layer_fn({
+            let counter = seen.clone();
+            move |inner: mcp_tools::middleware::ToolService| {
+                let counter = counter.clone();
+                tower::service_fn(move |call: mcp_tools::middleware::ToolCall| {
+                    *counter.0.lock().unwrap().entry(call.name().to_owned()).or_default() += 1;
+                    let mut inner = inner.clone();
+                    async move { tower::Service::call(&mut inner, call).await }
+                })
+            }
+        }))
+        .transform(
+            "math_add",
+            ToolTransform::new()
+                .rename("increment")
+                .description("Add one to a number.")
+                .argument("a", ArgTransform::new().rename("n"))
+                .argument("b", ArgTransform::new().hide_with(1)),
+        )
+        .transform("math_forever", ToolTransform::new().hide())
+        .connect()
+        .await
+        .unwrap();
+    for client in callers(&server).await {
+        let tools = client.list_tools().await.unwrap();
+        assert!(!tools.iter().any(|t| t["name"] == "math_forever" || t["name"] == "math_add"));
+        let increment = tools.iter().find(|t| t["name"] == "increment").expect("listed");
+        assert_eq!(increment["description"], "Add one to a number.");
+        assert_eq!(increment["inputSchema"]["properties"], json!({"n": {"type": "integer"}}));
+        assert_eq!(increment["inputSchema"]["required"], json!(["n"]));
+        assert_eq!(client.call_tool("increment", json!({"n": 41})).await.unwrap().text(), "42");
+        // Validated against the new schema: `n` is required, and an integer.
+        let wrong = client.call_tool("increment", json!({"a": 41})).await.unwrap();
+        assert!(
+            wrong.is_error() && wrong.text().contains("\"n\" is a required property"),
+            "{}",
+            wrong.text()
+        );
+        assert!(client.call_tool("increment", json!({"n": "x"})).await.unwrap().is_error());
+        assert_eq!(client.call_tool("ping", json!({})).await.unwrap().text(), "pong");
+    }
+    let seen = seen.0.lock().unwrap().clone();
+    assert_eq!(seen.get("increment"), Some(&6), "{seen:?}");
+    assert_eq!(seen.get("ping"), Some(&2), "{seen:?}");
+}
+
+#[tokio::test]
+async fn an_upstreams_resource_updates_reach_the_subscribed_callers() {
+    let math = upstream("math-server");
+    let server = Server::builder()
+        .inventory(false)
+        .mount("math", Upstream::server(math.clone()))
+        .connect()
+        .await
+        .unwrap();
+    let [session, stateless] = callers(&server).await;
+    let mut session_notes = session.notifications();
+    let mut stateless_notes = stateless.notifications();
+    session.subscribe("notes://math/one").await.unwrap();
+    let _listening = stateless.listen(json!({"resourceSubscriptions": ["notes://math/one"]})).await.unwrap();
+    // The gateway follows the upstream's resources as soon as it has listed them.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    math.notify_resource_updated("notes://one");
+    let updated = ServerNotification::ResourceUpdated { uri: "notes://math/one".into() };
+    wait_for(&mut session_notes, updated.clone()).await;
+    wait_for(&mut stateless_notes, updated).await;
+}
