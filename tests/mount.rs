@@ -549,3 +549,161 @@ async fn an_upstreams_resource_updates_reach_the_subscribed_callers() {
     wait_for(&mut session_notes, updated.clone()).await;
     wait_for(&mut stateless_notes, updated).await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Credentials: an upstream over HTTP gets its own, and the caller's only when asked for.
+
+const GATEWAY_TOKEN: &str = "gateway-token-0123456789abcdef0123456789";
+const ALICE_TOKEN: &str = "alice-token-0123456789abcdef0123456789ab";
+
+/// `server` on a free local port over HTTP, accepting `tokens` (token, subject); its URL.
+async fn serve_guarded(server: Server, tokens: &[(&str, &str)]) -> String {
+    use mcp_tools::auth::{Authorization, StaticTokens};
+    let mut verifier = StaticTokens::new();
+    for (token, subject) in tokens {
+        verifier = verifier.token(token, mcp_tools::AuthInfo::new(*subject)).unwrap();
+    }
+    let options = mcp_tools::HttpOptions::new()
+        .authorization(Authorization::new("http://localhost/mcp", verifier).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_http_on(listener, options, std::future::pending()).await });
+    format!("http://{addr}/mcp")
+}
+
+/// An upstream that says who called it.
+fn whoami_upstream() -> Server {
+    Server::builder()
+        .name("guarded")
+        .inventory(false)
+        .tool(Tool::new(
+            "whoami",
+            "Who is calling.",
+            json!({"type": "object"}),
+            |_, ctx: Context| async move {
+                let who = ctx.auth().and_then(|a| a.principal()).unwrap_or("nobody").to_owned();
+                Ok(ToolResult::new().text(who))
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_upstream_gets_its_own_credentials_and_the_callers_token_only_when_asked() {
+    // The upstream accepts the gateway's token and, sharing its authorization server, Alice's.
+    let upstream =
+        serve_guarded(whoami_upstream(), &[(GATEWAY_TOKEN, "gateway"), (ALICE_TOKEN, "alice")]).await;
+    let own = || Upstream::http(&upstream).auth(mcp_tools::client::BearerToken::new(GATEWAY_TOKEN));
+    let gateway = Server::builder()
+        .name("gateway")
+        .inventory(false)
+        .mount("own", own())
+        .mount("passed", own().pass_caller_token())
+        .mount("passed25", own().era(EraChoice::Handshake).pass_caller_token())
+        .connect()
+        .await
+        .unwrap();
+    let front = serve_guarded(gateway.clone(), &[(ALICE_TOKEN, "alice")]).await;
+    for era in [EraChoice::Handshake, EraChoice::Stateless] {
+        let alice = caller()
+            .era(era)
+            .auth(mcp_tools::client::BearerToken::new(ALICE_TOKEN))
+            .connect_http(&front)
+            .await
+            .unwrap();
+        // By default the upstream sees the gateway: Alice's token stays here.
+        let own = alice.call_tool("own_whoami", json!({})).await.unwrap();
+        assert_eq!(own.text(), "gateway", "{era:?}");
+        // Asked for, Alice's token is what the upstream sees.
+        let passed = alice.call_tool("passed_whoami", json!({})).await.unwrap();
+        assert_eq!(passed.text(), "alice", "{era:?}");
+        // Not in a 2025-11-25 session, opened with the gateway's token: refused here, and the
+        // session goes on serving the gateway.
+        let refused = alice.call_tool("passed25_whoami", json!({})).await.unwrap();
+        assert!(
+            refused.is_error() && refused.text().contains("only a 2026-07-28 server"),
+            "{}",
+            refused.text()
+        );
+    }
+    // A caller that has no token (in process) is refused before anything goes upstream; the
+    // gateway's own credentials are not lent to it.
+    let anonymous = gateway.connect(caller()).await.unwrap();
+    let refused = anonymous.call_tool("passed_whoami", json!({})).await.unwrap();
+    assert!(refused.is_error(), "{refused:?}");
+    assert!(refused.text().contains("takes the caller's own access token"), "{}", refused.text());
+    assert_eq!(anonymous.call_tool("own_whoami", json!({})).await.unwrap().text(), "gateway");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A slow upstream, and one that never answers, hold up no other.
+
+/// Lets the slow upstream's `nap` end.
+static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+#[tokio::test]
+async fn a_slow_or_silent_http_upstream_blocks_no_other() {
+    // Slow: a call that takes until the test says so.
+    let slow = Server::builder()
+        .name("slow")
+        .inventory(false)
+        .tool(Tool::new("nap", "Sleep until woken.", json!({"type": "object"}), |_, _| async {
+            WAKE.notified().await;
+            Ok(ToolResult::new().text("rested"))
+        }))
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let slow_url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        slow.serve_http_on(listener, mcp_tools::HttpOptions::new(), std::future::pending()).await
+    });
+    // Silent: takes connections and never says a word.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}/mcp", silent.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let started = std::time::Instant::now();
+    let server = Server::builder()
+        .inventory(false)
+        .mount("math", Upstream::server(upstream("math-server")))
+        .mount("slow", Upstream::http(&slow_url))
+        .mount_with(Mount::new("silent", Upstream::http(&silent_url)).startup_timeout(Duration::from_secs(1)))
+        .connect()
+        .await
+        .unwrap();
+    // The silent one costs the start its own time-out, no more.
+    assert!(started.elapsed() < Duration::from_secs(5), "started in {:?}", started.elapsed());
+    let [session, stateless] = callers(&server).await;
+    for client in [&session, &stateless] {
+        let nap = tokio::spawn({
+            let client = client.clone();
+            async move { client.call_tool("slow_nap", json!({})).await }
+        });
+        // While the slow upstream works, the others answer (the silent one: at once, that it
+        // is not there).
+        for _ in 0..5 {
+            let sum = tokio::time::timeout(
+                Duration::from_secs(5),
+                client.call_tool("math_add", json!({"a": 1, "b": 2})),
+            )
+            .await
+            .expect("math answers while slow works")
+            .unwrap();
+            assert_eq!(sum.text(), "3");
+        }
+        let names = names(&client.list_tools().await.unwrap(), "name");
+        assert!(
+            names.contains(&"slow_nap".to_owned()) && !names.iter().any(|n| n.starts_with("silent")),
+            "{names:?}"
+        );
+        assert!(!nap.is_finished(), "the nap is still going");
+        WAKE.notify_one();
+        assert_eq!(nap.await.unwrap().unwrap().text(), "rested");
+    }
+}

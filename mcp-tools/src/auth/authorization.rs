@@ -159,7 +159,7 @@ impl Authorization {
             return Err(self.challenge(ChallengeKind::Malformed));
         };
         let mut info = match self.verifier.verify(token, &self.resource).await {
-            Ok(info) => info,
+            Ok(info) => info.with_token(token),
             // A reason may quote what the caller sent (any verifier's, not only ours): it is
             // logged and answered escaped and cut.
             Err(AuthError::Invalid(why)) => {

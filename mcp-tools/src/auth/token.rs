@@ -166,6 +166,7 @@ pub(crate) fn identity_of(claims: serde_json::Map<String, Value>) -> AuthInfo {
             .and_then(Value::as_u64)
             .map(|secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)),
         claims,
+        ..AuthInfo::default()
     }
 }
 

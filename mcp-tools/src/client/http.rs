@@ -312,8 +312,16 @@ impl Shared {
                 let Some(id) = head.id else {
                     return Err(ClientError::Protocol(format!("the request `{method}` has no id")));
                 };
-                let headers =
+                let mut headers =
                     self.post_headers(&shape, Some(&method), name.as_deref(), &message.param_headers)?;
+                // The request's own credentials (a gateway passing its caller's token on):
+                // `execute` then sends these and not the client's.
+                if let Some(value) = &message.authorization {
+                    let value = HeaderValue::from_str(value).map_err(|_| {
+                        ClientError::Unauthorized("the Authorization value is not a valid header".into())
+                    })?;
+                    headers.insert(AUTHORIZATION, value);
+                }
                 let stream = self.closed.child_token();
                 self.state().streams.insert(id_key(&id), stream.clone());
                 tokio::spawn(self.clone().run_request(id, message.bytes, headers, stream, stateless));
@@ -425,7 +433,8 @@ impl Shared {
     }
 
     /// Sends one HTTP request, authorized; refused (401, or 403 asking for more scopes), the
-    /// authenticator may renew the credentials, and the request is sent once more.
+    /// authenticator may renew the credentials, and the request is sent once more. Headers
+    /// that carry their own `Authorization` are sent as they are, never renewed.
     async fn execute(
         &self,
         method: Method,
@@ -434,9 +443,11 @@ impl Shared {
     ) -> Result<Response, ClientError> {
         let mut body = body;
         let mut renewed = false;
+        let own = headers.contains_key(AUTHORIZATION);
+        let auth = self.auth.as_ref().filter(|_| !own);
         loop {
             let mut request = self.client.request(method.clone(), self.url.clone()).headers(headers.clone());
-            if let Some(auth) = &self.auth
+            if let Some(auth) = auth
                 && let Some(value) = auth.authorization(self.url.as_str()).await?
             {
                 let value = HeaderValue::from_str(&value).map_err(|_| {
@@ -445,7 +456,7 @@ impl Shared {
                 request = request.header(AUTHORIZATION, value);
             }
             // The body is kept for a second attempt only when there can be one.
-            let payload = if self.auth.is_some() && !renewed { body.clone() } else { body.take() };
+            let payload = if auth.is_some() && !renewed { body.clone() } else { body.take() };
             if let Some(payload) = payload {
                 request = request.body(payload);
             }
@@ -466,7 +477,12 @@ impl Shared {
                 Some(challenge) => format!("HTTP {}; {challenge}", status.as_u16()),
                 None => format!("HTTP {}", status.as_u16()),
             };
-            let Some(auth) = &self.auth else {
+            if own {
+                return Err(ClientError::Unauthorized(format!(
+                    "the server refused the request's own credentials ({said})"
+                )));
+            }
+            let Some(auth) = auth else {
                 return Err(ClientError::Unauthorized(format!("the server requires authorization ({said})")));
             };
             if renewed {

@@ -92,6 +92,8 @@ pub struct CallOptions {
     /// 2026-07-28: which questions this request's asker can answer (`sampling`, `elicitation`,
     /// `roots`), declared in its envelope instead of the client's.
     answers: Option<Map<String, Value>>,
+    /// HTTP: the request's own `Authorization` value.
+    authorization: Option<String>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -101,6 +103,7 @@ impl std::fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("questions", &self.questions.is_some())
             .field("logs", &self.logs.is_some())
+            .field("authorization", &self.authorization.as_ref().map(|_| "<redacted>"))
             .finish()
     }
 }
@@ -132,6 +135,15 @@ impl CallOptions {
     /// Sends the log messages (`notifications/message`) of this request to `logs`.
     pub fn logs(mut self, logs: mpsc::UnboundedSender<ServerNotification>) -> Self {
         self.logs = Some(logs);
+        self
+    }
+
+    /// HTTP: sends `value` as this request's `Authorization` header (`Bearer …`) in place of
+    /// the client's credentials, which are then neither sent nor renewed for it: a refusal is
+    /// the request's error ([`ClientError::Unauthorized`]). The requests that follow a task this
+    /// request started carry it too. Ignored over stdio and in process.
+    pub fn authorization(mut self, value: impl Into<String>) -> Self {
+        self.authorization = Some(value.into());
         self
     }
 
@@ -511,7 +523,7 @@ impl Client {
     /// `server/discover` (2026-07-28).
     async fn discover(&self) -> Result<Connected, ClientError> {
         let params = json!({"_meta": self.envelope(LATEST_PROTOCOL_VERSION)});
-        let result = self.raw_request("server/discover", params, None, Vec::new(), None).await?;
+        let result = self.raw_request("server/discover", params, None, Vec::new(), None, None).await?;
         let versions = result["supportedVersions"].as_array().cloned().unwrap_or_default();
         if !versions.iter().any(|v| v == LATEST_PROTOCOL_VERSION) {
             return Err(ClientError::Protocol(format!(
@@ -537,7 +549,7 @@ impl Client {
             "capabilities": self.inner.capabilities,
             "clientInfo": self.inner.info,
         });
-        let result = self.raw_request("initialize", params, None, Vec::new(), None).await?;
+        let result = self.raw_request("initialize", params, None, Vec::new(), None, None).await?;
         let version = result["protocolVersion"].as_str().unwrap_or(LATEST_HANDSHAKE_VERSION).to_owned();
         self.inner.wire.set_protocol_version(&version);
         let connected = Connected {
@@ -565,7 +577,7 @@ impl Client {
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
         let bytes = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .expect("JSON serializes");
-        self.inner.wire.send(Outgoing { bytes, kind: Kind::Notification, param_headers: Vec::new() }).await
+        self.inner.wire.send(Outgoing::plain(bytes, Kind::Notification)).await
     }
 
     /// Sends a request and waits for its answer (its result, or the server's error), in the
@@ -616,7 +628,9 @@ impl Client {
         let route = options.route();
         if connected.era == Era::Handshake {
             let name = name_of(method, &params);
-            return self.raw_request(method, params, name, Vec::new(), route).await;
+            return self
+                .raw_request(method, params, name, Vec::new(), route, options.authorization.clone())
+                .await;
         }
         let mut envelope = self.envelope(&connected.protocol_version);
         if let Some(answers) = &options.answers {
@@ -637,8 +651,16 @@ impl Client {
         let headers = self.param_headers(method, &params);
         for _ in 0..MAX_ROUNDS {
             let name = name_of(method, &params);
-            let result =
-                self.raw_request(method, params.clone(), name, headers.clone(), route.clone()).await?;
+            let result = self
+                .raw_request(
+                    method,
+                    params.clone(),
+                    name,
+                    headers.clone(),
+                    route.clone(),
+                    options.authorization.clone(),
+                )
+                .await?;
             match result["resultType"].as_str() {
                 Some("input_required") => {
                     let answers = self.answer_all(&result["inputRequests"], options).await;
@@ -687,7 +709,7 @@ impl Client {
         };
         let interval =
             Duration::from_millis(handle["pollIntervalMs"].as_u64().unwrap_or(500).clamp(10, 60_000));
-        let plain = CallOptions::default();
+        let plain = CallOptions { authorization: options.authorization.clone(), ..CallOptions::default() };
         loop {
             let task = Box::pin(self.exchange("tasks/get", json!({"taskId": task_id}), &plain)).await?;
             match task["status"].as_str() {
@@ -722,6 +744,7 @@ impl Client {
         name: Option<String>,
         param_headers: Vec<(String, String)>,
         route: Option<Route>,
+        authorization: Option<String>,
     ) -> Result<Value, ClientError> {
         if self.inner.closed.is_cancelled() {
             return Err(ClientError::Closed);
@@ -737,7 +760,7 @@ impl Client {
             serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
                 .expect("JSON serializes");
         let kind = Kind::Request { method: method.to_owned(), name };
-        self.inner.wire.send(Outgoing { bytes, kind, param_headers }).await?;
+        self.inner.wire.send(Outgoing { bytes, kind, param_headers, authorization }).await?;
         let answer = tokio::time::timeout(self.inner.timeout, rx).await;
         waiting.answered = true;
         match answer {
@@ -1059,8 +1082,7 @@ impl Drop for Waiting<'_> {
         .expect("JSON serializes");
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let _ =
-                    wire.send(Outgoing { bytes, kind: Kind::Notification, param_headers: Vec::new() }).await;
+                let _ = wire.send(Outgoing::plain(bytes, Kind::Notification)).await;
             });
         }
     }
@@ -1189,11 +1211,7 @@ fn handle(inner: &Arc<Inner>, message: Value, related: Option<i64>) {
                     }
                 };
                 let bytes = serde_json::to_vec(&response).expect("JSON serializes");
-                let _ = client
-                    .inner
-                    .wire
-                    .send(Outgoing { bytes, kind: Kind::Response, param_headers: Vec::new() })
-                    .await;
+                let _ = client.inner.wire.send(Outgoing::plain(bytes, Kind::Response)).await;
             });
         }
         (Some(method), None) => notification(inner, &method, &message["params"], related),

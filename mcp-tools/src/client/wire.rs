@@ -25,13 +25,33 @@ pub(crate) enum Kind {
 }
 
 /// One message to send.
-#[derive(Debug)]
 pub(crate) struct Outgoing {
     /// The JSON text, one line.
     pub bytes: Vec<u8>,
     pub kind: Kind,
     /// Headers a 2026-07-28 request mirrors its arguments in (`Mcp-Param-*`).
     pub param_headers: Vec<(String, String)>,
+    /// HTTP: this request's `Authorization` value, in place of the client's credentials
+    /// ([`CallOptions::authorization`](super::CallOptions::authorization)).
+    pub authorization: Option<String>,
+}
+
+impl Outgoing {
+    /// A message with no headers of its own.
+    pub fn plain(bytes: Vec<u8>, kind: Kind) -> Outgoing {
+        Outgoing { bytes, kind, param_headers: Vec::new(), authorization: None }
+    }
+}
+
+impl std::fmt::Debug for Outgoing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outgoing")
+            .field("bytes", &String::from_utf8_lossy(&self.bytes))
+            .field("kind", &self.kind)
+            .field("param_headers", &self.param_headers)
+            .field("authorization", &self.authorization.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// What a wire hands the client: a message, or the end of the connection (and why).

@@ -50,7 +50,8 @@
 //!
 //! **Credentials, and the confused deputy.** An upstream's credentials are its own, configured
 //! per upstream ([`Upstream::auth`], [`Upstream::header`], a command's environment). The token
-//! a client presented to this server is never passed on: it was issued for this server (its
+//! a client presented to this server is not passed on unless asked for
+//! ([`Upstream::pass_caller_token`]): it was issued for this server (its
 //! audience), and a server that forwards it lends its callers' authority to whatever it calls. An
 //! upstream that accepted it would be acting on a token not meant for it, and a caller could
 //! reach through this server what it may not reach itself: the confused deputy. Which caller may
@@ -84,6 +85,8 @@ pub struct Upstream {
     reach: Reach,
     /// Customizes the client of each connection (its name, timeouts…).
     pub(crate) client: Arc<dyn Fn(ClientBuilder) -> ClientBuilder + Send + Sync>,
+    /// Callers' requests carry the caller's own token ([`Upstream::pass_caller_token`]).
+    pub(crate) pass_caller_token: bool,
 }
 
 /// Where an upstream is.
@@ -116,6 +119,7 @@ impl Upstream {
             label,
             reach: Reach::Command { program, args, env: Vec::new(), dir: None },
             client: Arc::new(|builder| builder),
+            pass_caller_token: false,
         }
     }
 
@@ -138,7 +142,12 @@ impl Upstream {
     /// A server at a Streamable HTTP URL (2026-07-28 first, else a 2025-11-25 session).
     pub fn http(url: impl Into<String>) -> Upstream {
         let url: String = url.into();
-        Upstream { label: url.clone(), reach: Reach::Http(url), client: Arc::new(|builder| builder) }
+        Upstream {
+            label: url.clone(),
+            reach: Reach::Http(url),
+            client: Arc::new(|builder| builder),
+            pass_caller_token: false,
+        }
     }
 
     /// An upstream reached by `connect` (the client builder it gets is the mount's: its
@@ -151,17 +160,40 @@ impl Upstream {
             label: label.into(),
             reach: Reach::Custom(Arc::new(connect)),
             client: Arc::new(|builder| builder),
+            pass_caller_token: false,
         }
     }
 
     /// HTTP: the credentials this upstream's requests carry: its own (a [`BearerToken`], OAuth
-    /// client credentials…). The token of the caller of this server is never passed on (see the
-    /// module's documentation).
+    /// client credentials…). The token of the caller of this server is not passed on unless
+    /// asked for with [`pass_caller_token`](Upstream::pass_caller_token) (see the module's
+    /// documentation).
     ///
     /// [`BearerToken`]: crate::client::BearerToken
     pub fn auth(self, authenticator: impl Authenticator) -> Upstream {
         let authenticator: Arc<dyn Authenticator> = Arc::new(authenticator);
         self.with_client(move |builder| builder.auth_shared(authenticator.clone()))
+    }
+
+    /// HTTP: passes the access token this server's caller presented on to the upstream, on
+    /// the requests made for that caller (tool calls, resource reads, prompts, and the task
+    /// requests that follow them), in place of the upstream's own credentials, which then serve
+    /// only this server's own requests (connecting, listing, following changes). A caller
+    /// without a token (no authorization here, or over stdio) is refused before anything is
+    /// sent upstream.
+    ///
+    /// Ask for this only when the upstream is meant to accept this server's tokens: it shares
+    /// this server's authorization server and accepts this server's audience (its own checks
+    /// then decide what each caller may do). Otherwise the upstream is a confused deputy's
+    /// accomplice, or refuses every call: see the module's documentation, and prefer a token
+    /// issued for the upstream (token exchange in an [`Authenticator`] or a layer, with
+    /// [`AuthInfo::token`](crate::AuthInfo::token)). A 2025-11-25 upstream's session is opened
+    /// with the upstream's own credentials; one that binds its sessions to the token that opened
+    /// them refuses the callers' requests: such an upstream wants 2026-07-28. Over stdio and in
+    /// process nothing carries a token, and this only refuses callers that have none.
+    pub fn pass_caller_token(mut self) -> Upstream {
+        self.pass_caller_token = true;
+        self
     }
 
     /// HTTP: a header every request to this upstream carries.

@@ -74,6 +74,10 @@ pub(crate) struct Link {
     client: ArcSwapOption<Client>,
     /// Why it is not connected, and when the next attempt is.
     down: Mutex<(String, Option<Instant>)>,
+    /// Callers' requests carry the caller's own token ([`Upstream::pass_caller_token`]).
+    ///
+    /// [`Upstream::pass_caller_token`]: super::Upstream::pass_caller_token
+    pass_caller_token: bool,
 }
 
 impl Link {
@@ -84,6 +88,7 @@ impl Link {
             label: mount.upstream.label.clone(),
             client: ArcSwapOption::empty(),
             down: Mutex::new(("it has not connected yet".into(), None)),
+            pass_caller_token: mount.upstream.pass_caller_token,
         }
     }
 
@@ -143,7 +148,7 @@ impl Link {
         let client = self.client().map_err(ToolError::new)?;
         let (progress_tx, mut progress) = mpsc::unbounded_channel();
         let (logs_tx, mut logs) = mpsc::unbounded_channel();
-        let mut options = options_for(&ctx, &self.prefix).logs(logs_tx);
+        let mut options = self.options_for(&ctx, &client)?.logs(logs_tx);
         if ctx.wants_progress() {
             options = options.progress(progress_tx);
         } else {
@@ -184,7 +189,7 @@ impl Link {
         let Some(uri) = self.upstream_uri(&request.uri) else {
             return Err(ToolError::new(format!("`{}` is not a resource of {}", request.uri, self.who())));
         };
-        let options = options_for(&ctx, &self.prefix);
+        let options = self.options_for(&ctx, &client)?;
         let result = client
             .request_with("resources/read", json!({"uri": uri}), options)
             .await
@@ -218,7 +223,7 @@ impl Link {
         ctx: Context,
     ) -> Result<PromptResult, ToolError> {
         let client = self.client().map_err(ToolError::new)?;
-        let options = options_for(&ctx, &self.prefix);
+        let options = self.options_for(&ctx, &client)?;
         let result = client
             .request_with("prompts/get", json!({"name": name, "arguments": arguments}), options)
             .await
@@ -262,6 +267,32 @@ impl Link {
                 tracing::debug!(upstream = %self.label, error = %e, "completion failed upstream");
                 Vec::new()
             }
+        }
+    }
+
+    /// The options of a request made upstream for `ctx`'s caller ([`options_for`]), with the
+    /// caller's token when this upstream is to get it: a caller without one is refused here.
+    fn options_for(&self, ctx: &Context, client: &Client) -> Result<CallOptions, ToolError> {
+        let options = options_for(ctx, &self.prefix);
+        if !self.pass_caller_token {
+            return Ok(options);
+        }
+        // A 2025-11-25 session was opened with this server's own credentials: requests in it
+        // with another's token would be refused (or end it), by a server that binds sessions.
+        if client.era() == Era::Handshake {
+            return Err(ToolError::new(format!(
+                "{} takes the caller's own access token, which only a 2026-07-28 server can take \
+                 on each request; it speaks {}",
+                self.who(),
+                client.protocol_version()
+            )));
+        }
+        match ctx.auth().and_then(|auth| auth.token()) {
+            Some(token) => Ok(options.authorization(format!("Bearer {token}"))),
+            None => Err(ToolError::new(format!(
+                "{} takes the caller's own access token, and this request came with none",
+                self.who()
+            ))),
         }
     }
 

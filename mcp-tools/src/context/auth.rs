@@ -36,6 +36,18 @@ pub struct AuthInfo {
     /// Every claim of the token (a JWT's payload, an introspection answer), for what the fields
     /// above do not cover (tenant, roles, email …).
     pub claims: Map<String, Value>,
+    /// The bearer token itself, as the caller presented it (see [`AuthInfo::token`]).
+    pub(crate) token: Token,
+}
+
+/// A caller's bearer token: kept out of `Debug` output, so that no log shows it.
+#[derive(Clone, Default, PartialEq)]
+pub(crate) struct Token(Option<Arc<str>>);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(<redacted>)" } else { "None" })
+    }
 }
 
 impl AuthInfo {
@@ -66,6 +78,22 @@ impl AuthInfo {
     pub fn has_scopes<S: AsRef<str>>(&self, scopes: &[S]) -> bool {
         scopes.iter().all(|s| self.has_scope(s.as_ref()))
     }
+    /// The access token the caller presented (set by the server's authorization, not by a
+    /// [`TokenVerifier`](crate::auth::TokenVerifier)), for exchanging it for a token of another
+    /// audience (RFC 8693) or, where the upstream is meant to accept it, for passing it on
+    /// ([`Upstream::pass_caller_token`](crate::compose::Upstream::pass_caller_token)). It is a
+    /// credential: never log it. `Debug` output leaves it out.
+    pub fn token(&self) -> Option<&str> {
+        self.token.0.as_deref()
+    }
+
+    /// Keeps the token the caller presented.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn with_token(mut self, token: &str) -> Self {
+        self.token = Token(Some(token.into()));
+        self
+    }
+
     /// Who this is, for logs and for binding a session to its caller: the subject, else the
     /// client id.
     pub fn principal(&self) -> Option<&str> {
@@ -188,5 +216,19 @@ impl Auth {
     /// Whether the caller was granted `scope` (false without an identity).
     pub fn has_scope(&self, scope: &str) -> bool {
         self.info().is_some_and(|i| i.has_scope(scope))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AuthInfo;
+
+    #[test]
+    fn the_token_is_kept_but_never_printed() {
+        let info = AuthInfo::new("alice").with_token("secret-token-value");
+        assert_eq!(info.token(), Some("secret-token-value"));
+        let printed = format!("{info:?}");
+        assert!(!printed.contains("secret-token-value") && printed.contains("<redacted>"), "{printed}");
+        assert_eq!(AuthInfo::new("bob").token(), None);
     }
 }
