@@ -558,10 +558,17 @@ const ALICE_TOKEN: &str = "alice-token-0123456789abcdef0123456789ab";
 
 /// `server` on a free local port over HTTP, accepting `tokens` (token, subject); its URL.
 async fn serve_guarded(server: Server, tokens: &[(&str, &str)]) -> String {
+    let tokens: Vec<_> =
+        tokens.iter().map(|(token, subject)| (*token, mcp_tools::AuthInfo::new(*subject))).collect();
+    serve_authorizing(server, tokens).await
+}
+
+/// `server` on a free local port over HTTP, accepting `tokens`, each for its identity; its URL.
+async fn serve_authorizing(server: Server, tokens: Vec<(&str, mcp_tools::AuthInfo)>) -> String {
     use mcp_tools::auth::{Authorization, StaticTokens};
     let mut verifier = StaticTokens::new();
-    for (token, subject) in tokens {
-        verifier = verifier.token(token, mcp_tools::AuthInfo::new(*subject)).unwrap();
+    for (token, identity) in tokens {
+        verifier = verifier.token(token, identity).unwrap();
     }
     let options = mcp_tools::HttpOptions::new()
         .authorization(Authorization::new("http://localhost/mcp", verifier).unwrap());
@@ -705,5 +712,50 @@ async fn a_slow_or_silent_http_upstream_blocks_no_other() {
         assert!(!nap.is_finished(), "the nap is still going");
         WAKE.notify_one();
         assert_eq!(nap.await.unwrap().unwrap().text(), "rested");
+    }
+}
+
+#[tokio::test]
+async fn a_mounts_scopes_guard_its_tools_resources_and_prompts_like_native_ones() {
+    const BOB_TOKEN: &str = "bob-token-0123456789abcdef0123456789abcde";
+    let gateway = Server::builder()
+        .inventory(false)
+        .tool(native())
+        .mount_with(Mount::new("math", Upstream::server(upstream("math-server"))).scopes(["math:use"]))
+        .connect()
+        .await
+        .unwrap();
+    let front = serve_authorizing(
+        gateway,
+        vec![
+            (ALICE_TOKEN, mcp_tools::AuthInfo::new("alice").scopes(["math:use"])),
+            (BOB_TOKEN, mcp_tools::AuthInfo::new("bob")),
+        ],
+    )
+    .await;
+    for era in [EraChoice::Handshake, EraChoice::Stateless] {
+        let connect = |token: &'static str| {
+            caller().era(era).auth(mcp_tools::client::BearerToken::new(token)).connect_http(&front)
+        };
+        let (alice, bob) = (connect(ALICE_TOKEN).await.unwrap(), connect(BOB_TOKEN).await.unwrap());
+        // Alice has the mount's scope: she sees and uses it all.
+        let tools = names(&alice.list_tools().await.unwrap(), "name");
+        assert!(tools.contains(&"math_add".to_owned()) && tools.contains(&"ping".to_owned()), "{tools:?}");
+        assert_eq!(alice.call_tool("math_add", json!({"a": 2, "b": 3})).await.unwrap().text(), "5");
+        assert!(!alice.list_prompts().await.unwrap().is_empty());
+        assert!(!alice.list_resources().await.unwrap().is_empty());
+        // Bob has not: the mounted tools are not his to see, and a call is refused with the
+        // scope it needs, as for a native tool; the native tool is his.
+        let tools = names(&bob.list_tools().await.unwrap(), "name");
+        assert_eq!(tools, ["ping"], "{era:?}");
+        match bob.call_tool("math_add", json!({"a": 2, "b": 3})).await {
+            Err(mcp_tools::client::ClientError::Unauthorized(text)) => {
+                assert!(text.contains("403") && text.contains("math:use"), "{era:?}: {text}")
+            }
+            other => panic!("{era:?}: bob's call of math_add: {other:?}"),
+        }
+        assert!(bob.list_prompts().await.unwrap().is_empty(), "{era:?}");
+        assert!(bob.list_resources().await.unwrap().is_empty(), "{era:?}");
+        assert_eq!(bob.call_tool("ping", json!({})).await.unwrap().text(), "pong");
     }
 }

@@ -22,9 +22,10 @@ pub trait Authenticator: Send + Sync + 'static {
         status: u16,
         challenge: Option<&'a str>,
     ) -> BoxFuture<'a, Result<bool, ClientError>> {
-        let _ = (url, challenge);
+        let _ = url;
+        let said = challenge.map(|c| format!("; {c}")).unwrap_or_default();
         Box::pin(async move {
-            Err(ClientError::Unauthorized(format!("the server refused the credentials (HTTP {status})")))
+            Err(ClientError::Unauthorized(format!("the server refused the credentials (HTTP {status}{said})")))
         })
     }
 }
