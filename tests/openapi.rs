@@ -788,3 +788,44 @@ async fn query_values_cannot_add_a_pair() {
         ["GET /api/echo?q=a%26b%3Dc%23f&filter%5Bk%5D%26admin%3D1%26x%5B%5D=v%26w%3D1&o%26p%3D1=z%3Fy"]
     );
 }
+
+#[tokio::test]
+async fn a_transformed_operation_is_served_and_called_as_transformed() {
+    use mcp_tools::transform::{ArgTransform, ToolTransform};
+    let base = mock_api().await;
+    let server = Server::builder()
+        .name("pets")
+        .inventory(false)
+        .tools(api(&base).tools().unwrap())
+        .transform(
+            "listPets",
+            ToolTransform::new()
+                .rename("list_cats")
+                .description("The store's cats.")
+                .argument("tag", ArgTransform::new().hide_with(json!(["cats"])))
+                .argument("limit", ArgTransform::new().rename("at_most").default(5)),
+        )
+        .build()
+        .unwrap();
+    let c = TestClient::connect(&server).await;
+    let tools = c.list_tools().await.unwrap();
+    assert!(!tools.iter().any(|t| t["name"] == "listPets"), "the original is not served");
+    let cats = by_name(&tools, "list_cats");
+    assert_eq!(cats["description"], "The store's cats.");
+    let properties = cats["inputSchema"]["properties"].as_object().unwrap();
+    assert_eq!(properties.keys().collect::<Vec<_>>(), ["at_most"], "{cats}");
+    assert_eq!(properties["at_most"]["default"], 5);
+    // The hidden argument's fixed value and the new default reach the API under the
+    // operation's own parameter names.
+    let listed = c.call("list_cats", json!({})).await.unwrap();
+    let listed: Value = serde_json::from_str(&listed.text()).unwrap();
+    assert_eq!(listed[0]["query"], "limit=5&tag=cats");
+    let listed = c.call("list_cats", json!({"at_most": 2})).await.unwrap();
+    let listed: Value = serde_json::from_str(&listed.text()).unwrap();
+    assert_eq!(listed[0]["query"], "limit=2&tag=cats");
+    // The new schema is checked: the operation's own limits (1..=100) stay, the hidden
+    // argument cannot be given.
+    assert!(c.call("list_cats", json!({"at_most": 0})).await.unwrap().is_error());
+    let smuggled = c.call("list_cats", json!({"tag": ["dogs"]})).await.unwrap();
+    assert!(smuggled.is_error() && smuggled.text().contains("tag"), "{}", smuggled.text());
+}
