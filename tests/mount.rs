@@ -759,3 +759,25 @@ async fn a_mounts_scopes_guard_its_tools_resources_and_prompts_like_native_ones(
         assert_eq!(bob.call_tool("ping", json!({})).await.unwrap().text(), "pong");
     }
 }
+
+#[tokio::test]
+async fn an_upstream_that_can_never_connect_fails_the_start() {
+    for (upstream, expected) in [
+        (
+            Upstream::http("ftp://example.com/mcp"),
+            "a Streamable HTTP endpoint is an http or https URL, not ftp:",
+        ),
+        (Upstream::http("localhost:8080/mcp"), "not localhost:"),
+        (Upstream::http("not a url"), "which is not a URL"),
+        (Upstream::command(" ", Vec::<String>::new()), "the command of mount `bad` is empty"),
+    ] {
+        let error = Server::builder()
+            .inventory(false)
+            .mount("bad", upstream)
+            .connect()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{error}");
+    }
+}

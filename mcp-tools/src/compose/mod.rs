@@ -306,6 +306,24 @@ impl Mount {
         if self.prefix.len() > 64 {
             problems.push(format!("mount prefix {:?} is longer than 64 characters", self.prefix));
         }
+        // What can never connect is a mistake now, not an upstream down for ever.
+        match &self.upstream.reach {
+            Reach::Http(url) => match reqwest::Url::parse(url) {
+                Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => {}
+                Ok(parsed) => problems.push(format!(
+                    "the URL of mount `{}` is {url:?}: a Streamable HTTP endpoint is an http or https URL, not {}:",
+                    self.prefix,
+                    parsed.scheme()
+                )),
+                Err(e) => {
+                    problems.push(format!("the URL of mount `{}` is {url:?}, which is not a URL: {e}", self.prefix))
+                }
+            },
+            Reach::Command { program, .. } if program.trim().is_empty() => {
+                problems.push(format!("the command of mount `{}` is empty", self.prefix));
+            }
+            _ => {}
+        }
         problems
     }
 
