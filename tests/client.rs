@@ -16,7 +16,7 @@ use mcp_tools::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 /// Add two numbers.
 #[tool(annotations(read_only, idempotent))]
@@ -293,4 +293,73 @@ async fn a_spawned_stdio_server_is_a_client_away() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("cannot start"), "{error}");
+}
+
+/// A 2026-07-28 server over a pipe that answers `server/discover`, then meets
+/// `subscriptions/listen` with `on_listen` (given the request's id and the pipe's writer).
+async fn fake_listener(
+    on_listen: impl FnOnce(
+        Value,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    ) -> Option<tokio::io::WriteHalf<tokio::io::DuplexStream>>
+    + Send
+    + 'static,
+) -> Client {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (client_side, server_side) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let (reader, writer) = tokio::io::split(server_side);
+        let mut writer = Some(writer);
+        let mut on_listen = Some(on_listen);
+        let mut lines = tokio::io::BufReader::new(reader).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let message: Value = serde_json::from_str(&line).unwrap();
+            match message["method"].as_str() {
+                Some("server/discover") => {
+                    let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                        "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                    }});
+                    let w = writer.as_mut().unwrap();
+                    w.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+                }
+                Some("subscriptions/listen") => {
+                    writer = (on_listen.take().unwrap())(message["id"].clone(), writer.take().unwrap());
+                    if writer.is_none() {
+                        return; // the connection is lost
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    let (reader, writer) = tokio::io::split(client_side);
+    Client::builder().request_timeout(Duration::from_secs(60)).connect_pipe(reader, writer).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_listen_stream_refused_or_lost_before_its_acknowledgement_fails_at_once() {
+    // Refused: the server's error, not a wait for the request time-out.
+    let refusing = fake_listener(|id, writer| {
+        let answer =
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no listening here"}});
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let mut writer = writer;
+            writer.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        None
+    })
+    .await;
+    let refused =
+        tokio::time::timeout(Duration::from_secs(5), refusing.listen(json!({"toolsListChanged": true})))
+            .await
+            .expect("the refusal is seen at once");
+    assert!(matches!(refused, Err(ClientError::Rpc { code: -32601, .. })), "{refused:?}");
+    // Lost: the connection ends before the acknowledgement.
+    let losing = fake_listener(|_, _| None).await;
+    let lost = tokio::time::timeout(Duration::from_secs(5), losing.listen(json!({"toolsListChanged": true})))
+        .await
+        .expect("the loss is seen at once");
+    assert!(matches!(lost, Err(ClientError::Closed)), "{lost:?}");
 }

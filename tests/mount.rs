@@ -781,3 +781,31 @@ async fn an_upstream_that_can_never_connect_fails_the_start() {
         assert!(error.contains(expected), "{error}");
     }
 }
+
+#[tokio::test]
+async fn an_upstream_that_keeps_failing_soon_after_each_start_is_retried_ever_more_slowly() {
+    let cuttable = Cuttable::default();
+    let _server = Server::builder()
+        .inventory(false)
+        .mount("math", cuttable.upstream(upstream("math-server")))
+        .connect()
+        .await
+        .unwrap();
+    // Each connection is cut as soon as it is made, for four seconds: waits of 0.5, 1 and 2 s
+    // (jittered) allow four connections at most; a back-off reset by each short-lived success
+    // would allow eight.
+    let until = tokio::time::Instant::now() + Duration::from_secs(4);
+    let mut seen = cuttable.made.load(Ordering::SeqCst);
+    cuttable.cut();
+    while tokio::time::Instant::now() < until {
+        let made = cuttable.made.load(Ordering::SeqCst);
+        if made != seen {
+            seen = made;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cuttable.cut();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let made = cuttable.made.load(Ordering::SeqCst);
+    assert!((3..=5).contains(&made), "{made} connections in 4 s");
+}

@@ -958,19 +958,37 @@ impl Client {
     pub async fn listen(&self, notifications: Value) -> Result<Listening, ClientError> {
         let mut acknowledged = self.notifications();
         let client = self.clone();
-        let stream = tokio::spawn(async move {
-            let _ = client.request("subscriptions/listen", json!({"notifications": notifications})).await;
+        let mut stream = tokio::spawn(async move {
+            client.request("subscriptions/listen", json!({"notifications": notifications})).await.map(drop)
         });
+        let deadline = tokio::time::sleep(self.inner.timeout);
+        tokio::pin!(deadline);
         loop {
-            match tokio::time::timeout(self.inner.timeout, acknowledged.recv()).await {
-                Ok(Ok(ServerNotification::Other { method, .. }))
-                    if method == "notifications/subscriptions/acknowledged" =>
-                {
-                    return Ok(Listening { stream });
+            tokio::select! {
+                note = acknowledged.recv() => match note {
+                    Ok(ServerNotification::Other { method, .. })
+                        if method == "notifications/subscriptions/acknowledged" =>
+                    {
+                        return Ok(Listening { stream });
+                    }
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return Err(ClientError::Closed),
+                },
+                // Refused, or ended before it was acknowledged (the connection lost, say).
+                ended = &mut stream => {
+                    return Err(match ended {
+                        Ok(Err(error)) => error,
+                        Ok(Ok(())) => ClientError::Protocol(
+                            "the server ended the listen stream without acknowledging it".into(),
+                        ),
+                        Err(_) => ClientError::Closed,
+                    });
                 }
-                Ok(Ok(_)) | Ok(Err(broadcast::error::RecvError::Lagged(_))) => {}
-                Ok(Err(broadcast::error::RecvError::Closed)) => return Err(ClientError::Closed),
-                Err(_) => {
+                () = self.closed() => {
+                    stream.abort();
+                    return Err(ClientError::Closed);
+                }
+                () = &mut deadline => {
                     stream.abort();
                     return Err(ClientError::Timeout(self.inner.timeout));
                 }
@@ -1019,7 +1037,7 @@ impl Client {
 /// An open `subscriptions/listen` stream; dropping it ends the stream.
 #[derive(Debug)]
 pub struct Listening {
-    stream: tokio::task::JoinHandle<()>,
+    stream: tokio::task::JoinHandle<Result<(), ClientError>>,
 }
 
 impl Drop for Listening {

@@ -34,6 +34,8 @@ use crate::transform::{self, ToolTransform};
 /// The first wait before connecting again, doubled after each failure up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long a connection must last for the back-off to start again from [`FIRST_BACKOFF`].
+const STABLE: Duration = Duration::from_secs(30);
 /// How long list changes are gathered before the upstream is listed again.
 const SETTLE: Duration = Duration::from_millis(50);
 
@@ -563,12 +565,18 @@ impl Supervisor {
                                     .collect();
                                 let _ = first.send(Started::Published { clashes, tools });
                             }
-                            backoff = FIRST_BACKOFF;
                             tracing::info!(upstream = %self.link.label, prefix = %self.link.prefix, "mounted");
-                            match self.watch(&client, &mut published).await {
+                            let up = Instant::now();
+                            let why = match self.watch(&client, &mut published).await {
                                 Some(why) => why,
                                 None => return,
+                            };
+                            // An upstream that crashes soon after each start keeps backing off;
+                            // one that served a while starts again from the shortest wait.
+                            if up.elapsed() >= STABLE {
+                                backoff = FIRST_BACKOFF;
                             }
+                            why
                         }
                         Some(Err(e)) => {
                             client.close().await;
