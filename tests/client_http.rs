@@ -3,8 +3,10 @@
 //! (2025-11-25 requests on the call's stream; 2026-07-28 input rounds), resources, prompts,
 //! `Mcp-Param-*` headers, the GET stream, listen streams, resumption after the server closes a
 //! stream, cancellation, bearer tokens and renewed credentials, the fallback to a session, and
-//! the end of a session; and against small hand-made servers: the fallback whatever a
-//! 2025-only server answers `server/discover`, and the reconnection delay a server asks for.
+//! the end of a session (replaced by a new one); and against small hand-made servers: the
+//! fallback whatever a 2025-only server answers `server/discover`, the reconnection delay a
+//! server asks for, a revision refused then asked for again, and tools with invalid
+//! `x-mcp-header` declarations left out.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -581,7 +583,7 @@ async fn a_call_that_needs_more_scopes_is_retried_with_the_token_the_authenticat
 }
 
 #[tokio::test]
-async fn closing_ends_the_session_and_a_session_the_server_ended_is_reported() {
+async fn closing_ends_the_session_and_a_session_the_server_ended_is_replaced() {
     let server = server();
     let url = serve(&server, HttpOptions::new()).await;
     let addr: SocketAddr = url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
@@ -594,21 +596,41 @@ async fn closing_ends_the_session_and_a_session_the_server_ended_is_reported() {
     assert!(client.is_closed());
     assert_eq!(raw(addr, "POST", &session, &ping()).await, 404, "the client ended its session (DELETE)");
 
-    // The server ends a session (here another party DELETEs it): the client says so.
+    // The server ends a session (here another party DELETEs it; a restarted server forgets
+    // them all): the request it refused (404) goes out again in a new session, which the client
+    // initializes (the 2025-11-25 transport says it MUST), and so do requests made meanwhile.
     let client = builder().era(EraChoice::Handshake).connect_http(&url).await.unwrap();
     let who = client.call_tool("whoami", json!({})).await.unwrap().text();
     let session = who.rsplit("session=").next().unwrap().to_owned();
     assert_eq!(raw(addr, "DELETE", &session, "").await, 200);
-    let error = client.ping().await.unwrap_err();
-    match &error {
-        ClientError::Transport(text) => {
-            assert!(text.contains("ended the session") && text.contains("404"), "{text}")
+    let (first, second) =
+        tokio::join!(client.call_tool("whoami", json!({})), client.call_tool("add", json!({"a": 1, "b": 1})));
+    assert_eq!(second.unwrap().text(), "2");
+    let renewed = first.unwrap().text().rsplit("session=").next().unwrap().to_owned();
+    assert_ne!(renewed, session, "a new session");
+    assert_eq!(client.call_tool("whoami", json!({})).await.unwrap().text(), who.replace(&session, &renewed));
+    assert_eq!(raw(addr, "POST", &renewed, &ping()).await, 200, "the new session is alive");
+    // The new session's GET stream delivers the server's notifications again (a change is made
+    // until one arrives, in case the first came before the stream was open).
+    let mut notes = client.notifications();
+    let mut heard = false;
+    for i in 0..10 {
+        let tool =
+            Tool::new(format!("renewed_{i}"), "Added later.", json!({"type": "object"}), |_, _| async {
+                Ok(ToolResult::new().text("late"))
+            });
+        server.add_tool(tool).unwrap();
+        let changed = tokio::time::timeout(Duration::from_secs(1), async {
+            while notes.recv().await.unwrap() != ServerNotification::ToolsChanged {}
+        });
+        if changed.await.is_ok() {
+            heard = true;
+            break;
         }
-        other => panic!("{other:?}"),
     }
-    // And every later request at once.
-    let again = client.call_tool("add", json!({"a": 1, "b": 1})).await.unwrap_err();
-    assert_eq!(again, error);
+    assert!(heard, "the tool list change arrived on the new session's GET stream");
+    client.close().await;
+    assert_eq!(raw(addr, "POST", &renewed, &ping()).await, 404, "and is ended on close");
 }
 
 #[tokio::test]
@@ -792,4 +814,122 @@ async fn the_get_stream_reconnects_after_the_servers_retry_delay_with_the_last_e
         assert!(delay >= Duration::from_millis(750), "{delay:?}: not less than the retry delay");
         assert!(delay < Duration::from_millis(1_400), "{delay:?}: not much more");
     }
+}
+
+/// A 2026-07-28 server that refuses the first request as an unsupported revision (400, -32022,
+/// naming 2026-07-28 among those it supports): the client asks again (SEP-2575) and speaks
+/// 2026-07-28, not a session. The conformance suite's `request-metadata` scenario does this.
+#[tokio::test]
+async fn a_refused_revision_the_server_says_it_supports_is_asked_for_again() {
+    let discovers = Arc::new(AtomicUsize::new(0));
+    let seen = discovers.clone();
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+            let seen = seen.clone();
+            async move {
+                let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+                let id = message["id"].clone();
+                let version = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+                assert_eq!(version, Some("2026-07-28"), "{message}");
+                assert_eq!(
+                    message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+                    "2026-07-28"
+                );
+                if message["method"] == "server/discover" && seen.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+                        "message": "Unsupported protocol version",
+                        "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}});
+                    return (
+                        StatusCode::BAD_REQUEST,
+                        [(header::CONTENT_TYPE, "application/json")],
+                        error.to_string(),
+                    )
+                        .into_response();
+                }
+                let result = match message["method"].as_str() {
+                    Some("server/discover") => {
+                        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}}, "serverInfo": {"name": "picky", "version": "1"}})
+                    }
+                    _ => json!({"resultType": "complete", "tools": []}),
+                };
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    for era in [EraChoice::Stateless, EraChoice::Auto] {
+        discovers.store(0, Ordering::SeqCst);
+        let client = builder().era(era).connect_http(&url).await.unwrap_or_else(|e| panic!("{era:?}: {e}"));
+        assert_eq!(client.era(), Era::Stateless, "{era:?}");
+        assert_eq!(discovers.load(Ordering::SeqCst), 2, "{era:?}: refused once, then asked again");
+        assert_eq!(client.list_tools().await.unwrap(), Vec::<Value>::new());
+        client.close().await;
+    }
+}
+
+/// A tool whose `x-mcp-header` declarations break SEP-2243's rules is left out of the tools a
+/// 2026-07-28 client lists (it could not mirror their arguments faithfully); the others stay.
+/// A 2025-11-25 session mirrors nothing, and lists every tool.
+#[tokio::test]
+async fn tools_with_invalid_header_declarations_are_left_out_in_2026() {
+    let with = |header: Value, kind: &str| json!({"type": "object", "properties": {"p": {"type": kind, "x-mcp-header": header}}});
+    let tools = json!([
+        {"name": "valid", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "size": {"type": "number", "x-mcp-header": "Size"},
+            "deep": {"type": "object", "properties": {"on": {"type": "boolean", "x-mcp-header": "On"}}}}}},
+        {"name": "plain", "inputSchema": {"type": "object"}},
+        {"name": "empty", "inputSchema": with(json!(""), "string")},
+        {"name": "space", "inputSchema": with(json!("My Region"), "string")},
+        {"name": "colon", "inputSchema": with(json!("Region:Primary"), "string")},
+        {"name": "non_ascii", "inputSchema": with(json!("Région"), "string")},
+        {"name": "control", "inputSchema": with(json!("Region\t1"), "string")},
+        {"name": "not_a_string", "inputSchema": with(json!(7), "string")},
+        {"name": "object", "inputSchema": with(json!("Data"), "object")},
+        {"name": "array", "inputSchema": with(json!("Items"), "array")},
+        {"name": "null", "inputSchema": with(json!("Nil"), "null")},
+        {"name": "twice", "inputSchema": {"type": "object", "properties": {
+            "a": {"type": "string", "x-mcp-header": "MyField"},
+            "b": {"type": "string", "x-mcp-header": "myfield"}}}},
+    ]);
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |body: Bytes| {
+            let tools = tools.clone();
+            async move {
+                let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+                let result = match message["method"].as_str() {
+                    Some("server/discover") => {
+                        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}}, "serverInfo": {"name": "headers", "version": "1"}})
+                    }
+                    Some("initialize") => {
+                        json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "headers", "version": "1"}})
+                    }
+                    Some("tools/list") => json!({"resultType": "complete", "tools": tools}),
+                    _ => return StatusCode::ACCEPTED.into_response(),
+                };
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let names =
+        |tools: Vec<Value>| tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+
+    let client = builder().era(EraChoice::Stateless).connect_http(&url).await.unwrap();
+    assert_eq!(names(client.list_tools().await.unwrap()), ["valid", "plain"]);
+    client.close().await;
+    let client = builder().era(EraChoice::Handshake).connect_http(&url).await.unwrap();
+    assert_eq!(client.list_tools().await.unwrap().len(), 12);
+    client.close().await;
 }

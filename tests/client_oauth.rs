@@ -5,6 +5,7 @@
 //! client registration (dynamic, Client ID Metadata Document, pre-registered), scope choice,
 //! step-up and its limit, token endpoint authentication, refresh, issuer checks (metadata and
 //! RFC 9207 `iss`), resource mismatch, authorization server migration, client credentials.
+//! (The suite itself runs examples/conformance_client.rs: scripts/interop.sh, section 1.)
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1261,60 +1262,6 @@ async fn plain_http_only_on_loopback() {
     }
     let message = auth_error(OAuth::new().refused("http://mcp.example.com/mcp", 401, None).await);
     assert!(message.contains("https"), "{message}");
-}
-
-// ---------------------------------------------------------------------------------------------
-// The MCP conformance suite's client scenarios, run by hand (the suite starts a scenario's
-// servers and runs a command with the server's URL as its last argument):
-//
-//   cargo test --test client_oauth --no-run   # prints the test binary's path
-//   node dist/index.js client --scenario auth/metadata-default \
-//     --command "target/debug/deps/client_oauth-HASH --ignored --exact conformance_client --nocapture"
-//
-// (libtest takes the URL as a second filter, which matches nothing.)
-
-/// A conformance client: `OAuth` (with the suite's Client ID Metadata Document URL, and the
-/// pre-registered client of the scenario's context) or `ClientCredentials`, then `tools/list`
-/// and `tools/call` of `test-tool`.
-#[tokio::test]
-#[ignore = "run by the MCP conformance suite (see above)"]
-async fn conformance_client() {
-    use mcp_tools::client::{Client, EraChoice};
-    let Some(url) = std::env::args().next_back().filter(|a| a.starts_with("http")) else { return };
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-        .ok()
-        .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default();
-    let era = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2026-07-28") => EraChoice::Stateless,
-        _ => EraChoice::Handshake,
-    };
-    let builder = Client::builder().name("mcp-tools-conformance").era(era);
-    let (id, secret) = (context["client_id"].as_str(), context["client_secret"].as_str());
-    let builder = if let Some(pem) = context["private_key_pem"].as_str() {
-        let key = jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()).unwrap();
-        builder.auth(ClientCredentials::private_key_jwt(id.unwrap_or_default(), move |claims| {
-            jsonwebtoken::encode(&jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256), claims, &key)
-                .map_err(|e| ClientError::Unauthorized(e.to_string()))
-        }))
-    } else if scenario.starts_with("auth/client-credentials") {
-        builder.auth(ClientCredentials::new(id.unwrap_or_default(), secret.unwrap_or_default()))
-    } else {
-        let mut oauth = OAuth::new().client_name("mcp-tools-conformance").client_metadata_url(CIMD_URL);
-        if let Some(id) = id {
-            oauth = oauth.client_id(id);
-        }
-        if let Some(secret) = secret {
-            oauth = oauth.client_secret(secret);
-        }
-        builder.auth(oauth)
-    };
-    let client = builder.connect_http(&url).await.expect("connect");
-    let tools = client.list_tools().await.expect("tools/list");
-    eprintln!("{scenario}: {} tools", tools.len());
-    let result = client.call_tool("test-tool", json!({})).await.expect("tools/call");
-    eprintln!("{scenario}: {}", result.text());
 }
 
 // ---------------------------------------------------------------------------------------------

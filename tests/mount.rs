@@ -456,6 +456,48 @@ async fn an_upstream_lost_leaves_the_lists_fails_calls_at_once_and_comes_back() 
     assert_eq!(cuttable.made.load(Ordering::SeqCst), 2);
 }
 
+#[tokio::test]
+async fn a_lost_upstreams_tool_called_through_call_tool_says_why() {
+    // Deferred (as the gateway serves by default): the tools of a lost upstream leave the
+    // search, and `call_tool` on one says the upstream is not available, not "Unknown tool".
+    let cuttable = Cuttable::default();
+    let server = Server::builder()
+        .inventory(false)
+        .tool(native())
+        .defer_tools(mcp_tools::deferred::DeferredTools::new())
+        .mount("math", cuttable.upstream(upstream("math-server")))
+        .connect()
+        .await
+        .unwrap();
+    let client = server.connect(Client::builder().era(EraChoice::Handshake)).await.unwrap();
+    let search = |query: &'static str| {
+        let client = client.clone();
+        async move {
+            let found = client.call_tool("search_tools", json!({"query": query})).await.unwrap();
+            let tools = found.structured().cloned().unwrap_or_default()["tools"].clone();
+            tools
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert!(search("add two numbers").await.contains(&"math_add".to_owned()));
+    let call = json!({"name": "math_add", "arguments": {"a": 1, "b": 2}});
+    assert_eq!(client.call_tool("call_tool", call.clone()).await.unwrap().text(), "3");
+    let mut notes = client.notifications();
+    cuttable.cut();
+    wait_for(&mut notes, ServerNotification::ToolsChanged).await;
+    assert!(!search("add two numbers").await.contains(&"math_add".to_owned()), "it left the search");
+    let down = client.call_tool("call_tool", call.clone()).await.unwrap();
+    assert!(down.is_error(), "{down:?}");
+    assert!(down.text().contains("upstream `math` (cuttable) is not available"), "{}", down.text());
+    assert!(!down.text().contains("input schema"), "nothing about its arguments: {}", down.text());
+    wait_for(&mut notes, ServerNotification::ToolsChanged).await;
+    assert_eq!(client.call_tool("call_tool", call).await.unwrap().text(), "3");
+}
+
 /// Counts the calls a layer sees, by tool.
 #[derive(Clone, Default)]
 struct Seen(Arc<Mutex<HashMap<String, usize>>>);
@@ -808,4 +850,230 @@ async fn an_upstream_that_keeps_failing_soon_after_each_start_is_retried_ever_mo
     }
     let made = cuttable.made.load(Ordering::SeqCst);
     assert!((3..=5).contains(&made), "{made} connections in 4 s");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks (2026-07-28): a mounted call becomes a task when its upstream's does.
+
+static TASKS_ENDED: AtomicUsize = AtomicUsize::new(0);
+
+/// An upstream whose tools may (or must) become tasks: a nap, questions through the request
+/// then work, two questions at once in a task, a panic.
+fn tasks_upstream() -> Server {
+    use mcp_tools::TaskSupport;
+    let yes = |answer: &Value| answer["content"]["yes"] == json!(true);
+    Server::builder()
+        .name("tasks-upstream")
+        .inventory(false)
+        .task_poll_interval(Duration::from_millis(20))
+        .tool(
+            Tool::new("nap", "Sleep, then answer.", json!({"type": "object"}), |args, _| async move {
+                struct Counted;
+                impl Drop for Counted {
+                    fn drop(&mut self) {
+                        TASKS_ENDED.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                let _counted = Counted;
+                let millis = args["millis"].as_u64().unwrap_or_default();
+                if millis > 0 {
+                    tokio::time::sleep(Duration::from_millis(millis)).await;
+                }
+                Ok(ToolResult::new().text(format!("slept {millis} ms")))
+            })
+            .task(TaskSupport::Optional),
+        )
+        .tool(
+            Tool::new(
+                "ask_then_work",
+                "Ask, then work as a task.",
+                json!({"type": "object"}),
+                move |_, ctx: Context| async move {
+                    let schema = json!({"type": "object", "properties": {"yes": {"type": "boolean"}}});
+                    let go = ctx
+                        .input_key("go")
+                        .elicit_with_schema("Go?", schema)
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    tokio::time::sleep(Duration::from_millis(30)).await;
+                    Ok(ToolResult::new()
+                        .text(format!("went: {}", go.content.is_some_and(|c| c["yes"] == json!(true)))))
+                },
+            )
+            .task(TaskSupport::Required),
+        )
+        .tool(
+            Tool::new(
+                "ask_twice",
+                "Work, then ask two questions at once.",
+                json!({"type": "object"}),
+                move |_, ctx: Context| async move {
+                    tokio::task::yield_now().await;
+                    let schema = json!({"type": "object", "properties": {"yes": {"type": "boolean"}}});
+                    let (a, b) = tokio::join!(
+                        ctx.input_key("a").elicit_with_schema("A?", schema.clone()),
+                        ctx.input_key("b").elicit_with_schema("B?", schema),
+                    );
+                    let said = |e: Result<mcp_tools::ElicitationResponse, mcp_tools::ClientError>| {
+                        e.ok().and_then(|r| r.content).is_some_and(|c| yes(&json!({"content": c})))
+                    };
+                    Ok(ToolResult::new().text(format!("a={} b={}", said(a), said(b))))
+                },
+            )
+            .task(TaskSupport::Optional),
+        )
+        .tool(
+            Tool::new("crashes", "Panic after a while.", json!({"type": "object"}), |_, _| async move {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                panic!("boom")
+            })
+            .task(TaskSupport::Optional),
+        )
+        .build()
+        .unwrap()
+}
+
+/// A gateway serving `tasks_upstream` under its own names.
+async fn tasks_gateway() -> Server {
+    Server::builder()
+        .name("gateway")
+        .inventory(false)
+        .mount("", Upstream::server(tasks_upstream()))
+        .connect()
+        .await
+        .unwrap()
+}
+
+fn with_tasks() -> Value {
+    json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// Polls `tasks/get` until the task has `status` ("terminal": any end), at most 5 s.
+async fn wait_for_task(client: &mcp_tools::testing::TestClient, task_id: &str, status: &str) -> Value {
+    for _ in 0..500 {
+        let task = client.request("tasks/get", json!({"taskId": task_id})).await.unwrap();
+        let now = task["status"].as_str().unwrap().to_owned();
+        if now == status
+            || (status == "terminal" && ["completed", "failed", "cancelled"].contains(&now.as_str()))
+        {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {task_id} never reached {status}");
+}
+
+#[tokio::test]
+async fn a_mounted_call_becomes_a_task_when_its_upstreams_does() {
+    use mcp_tools::testing::TestClient;
+    let gateway = tasks_gateway().await;
+    let yes = |_: &str, _: &Value| Ok(json!({"action": "accept", "content": {"yes": true}}));
+    let client = TestClient::connect_stateless_with(&gateway, with_tasks(), yes);
+    // Finished at once upstream: answered at once here.
+    let quick = client.call("nap", json!({"millis": 0})).await.unwrap();
+    assert_eq!(
+        (quick.json()["resultType"].as_str(), quick.text().as_str()),
+        (Some("complete"), "slept 0 ms")
+    );
+    // A task upstream: a task here, whose result is read with tasks/get.
+    let created = client.call("nap", json!({"millis": 100})).await.unwrap().json().clone();
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created["ttlMs"].is_u64() && created["createdAt"].is_string(), "{created}");
+    let done = wait_for_task(&client, created["taskId"].as_str().unwrap(), "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "slept 100 ms", "{done}");
+    // Asked through the request first (as upstream), then a task (as upstream).
+    let first =
+        client.answer(client.send_request("tools/call", json!({"name": "ask_then_work"}))).await.unwrap();
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert!(first["inputRequests"].get("go").is_some() && first.get("taskId").is_none(), "{first}");
+    let created = client.call("ask_then_work", json!({})).await.unwrap().json().clone();
+    assert_eq!(created["resultType"], "task", "{created}");
+    let done = wait_for_task(&client, created["taskId"].as_str().unwrap(), "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "went: true", "{done}");
+    // The upstream task's questions are this task's, answered one by one with tasks/update.
+    let created = client.call("ask_twice", json!({})).await.unwrap().json().clone();
+    let task_id = created["taskId"].as_str().expect("a task").to_owned();
+    let mut waiting = wait_for_task(&client, &task_id, "input_required").await;
+    for _ in 0..100 {
+        if waiting["inputRequests"].as_object().is_some_and(|asked| asked.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waiting = client.request("tasks/get", json!({"taskId": task_id})).await.unwrap();
+    }
+    let keys: Vec<&String> = waiting["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["a", "b"], "{waiting}");
+    let accept = json!({"action": "accept", "content": {"yes": true}});
+    client
+        .request("tasks/update", json!({"taskId": task_id, "inputResponses": {"a": accept}}))
+        .await
+        .unwrap();
+    let still = client.request("tasks/get", json!({"taskId": task_id})).await.unwrap();
+    assert_eq!(still["status"], "input_required", "{still}");
+    assert!(
+        still["inputRequests"].get("a").is_none() && still["inputRequests"].get("b").is_some(),
+        "{still}"
+    );
+    client
+        .request("tasks/update", json!({"taskId": task_id, "inputResponses": {"b": accept}}))
+        .await
+        .unwrap();
+    let done = wait_for_task(&client, &task_id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "a=true b=true", "{done}");
+    // The upstream's task failed: so does this one, with its error.
+    let created = client.call("crashes", json!({})).await.unwrap().json().clone();
+    let failed = wait_for_task(&client, created["taskId"].as_str().expect("a task"), "terminal").await;
+    assert_eq!(
+        (failed["status"].as_str(), failed["error"]["code"].as_i64()),
+        (Some("failed"), Some(-32603)),
+        "{failed}"
+    );
+    assert!(failed.get("result").is_none(), "{failed}");
+}
+
+#[tokio::test]
+async fn a_mounted_task_only_tool_needs_the_callers_tasks_in_2026_and_runs_as_a_call_in_2025() {
+    let gateway = tasks_gateway().await;
+    // What this server declares upstream is the caller's: without the extension, the upstream
+    // refuses, and so does this server, naming the extension.
+    let accept = || async { Ok(json!({"action": "accept", "content": {"yes": true}})) };
+    let plain =
+        gateway.connect(Client::builder().era(EraChoice::Stateless).on_elicitation(move |_| accept()));
+    let plain = plain.await.unwrap();
+    match plain.call_tool("ask_then_work", json!({})).await {
+        Err(mcp_tools::client::ClientError::Rpc { code, data, .. }) => {
+            assert_eq!(code, -32021);
+            let required = data.map(|d| d["requiredCapabilities"].clone()).unwrap_or_default();
+            assert_eq!(required, json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+        }
+        other => panic!("refused for want of the tasks extension: {other:?}"),
+    }
+    // An optional one runs as an ordinary call.
+    assert_eq!(plain.call_tool("nap", json!({"millis": 30})).await.unwrap().text(), "slept 30 ms");
+    // A 2025-11-25 session knows no tasks: the call is answered once the upstream's task ended,
+    // its questions asked in the session.
+    let session =
+        gateway.connect(Client::builder().era(EraChoice::Handshake).on_elicitation(move |_| accept()));
+    let session = session.await.unwrap();
+    assert_eq!(session.call_tool("ask_then_work", json!({})).await.unwrap().text(), "went: true");
+}
+
+#[tokio::test]
+async fn cancelling_a_mounted_task_cancels_the_upstreams() {
+    use mcp_tools::testing::TestClient;
+    let gateway = tasks_gateway().await;
+    let client = TestClient::connect_stateless_with(&gateway, with_tasks(), |_, _| unreachable!());
+    let before = TASKS_ENDED.load(Ordering::SeqCst);
+    let created = client.call("nap", json!({"millis": 60_000})).await.unwrap().json().clone();
+    let task_id = created["taskId"].as_str().expect("a task").to_owned();
+    let ack = client.request("tasks/cancel", json!({"taskId": task_id})).await.unwrap();
+    assert_eq!(ack, json!({"resultType": "complete"}));
+    assert_eq!(wait_for_task(&client, &task_id, "terminal").await["status"], "cancelled");
+    for _ in 0..300 {
+        if TASKS_ENDED.load(Ordering::SeqCst) > before {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the upstream's task was not cancelled");
 }

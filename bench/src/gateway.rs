@@ -34,68 +34,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::middleware::{Cpu, median};
-use crate::{Burst, Call, Era, Samples, Sizes, http, stdio, turns};
-
-const ERAS: [(Era, &str); 2] = [(Era::Handshake, "2025-11-25"), (Era::Stateless, "2026-07-28")];
-
-/// How a variant's calls reach `add`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Reach {
-    Direct,
-    /// Mounted under `b`, called as `b_add`.
-    Named,
-    /// Mounted under `b`, called through `call_tool`.
-    Deferred,
-}
-
-/// A server of the latency comparison.
-struct Variant {
-    name: &'static str,
-    binary: PathBuf,
-    /// Arguments before `--http ADDR` (or alone, over stdio).
-    args: Vec<String>,
-    reach: Reach,
-}
-
-impl Variant {
-    fn call(&self) -> Call {
-        match self.reach {
-            Reach::Direct => Call::add(),
-            Reach::Named => Call::add_named("b_add"),
-            Reach::Deferred => Call::add_deferred("b_add"),
-        }
-    }
-}
+use crate::compare::{
+    self, Cpu, ERAS, Figures, HTTP_P50, HTTP_P99, Machine, STDIO_P50, STDIO_P99, Unit, Variant, median, shown,
+};
+use crate::{Call, Era, Sizes, stdio};
 
 const DIRECT: usize = 0;
 const DIRECT_COPY: usize = 1;
 const NAMED: usize = 2;
 const DEFERRED: usize = 3;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Unit {
-    Micros,
-    Millis,
-    Rate,
-    Mib,
-}
-
-/// The latency section's figures, in table order.
-const FIGURES: [(&str, Unit); 8] = [
-    ("stdio sequential p50", Unit::Micros),
-    ("stdio sequential p99", Unit::Micros),
-    ("stdio 32 in flight calls/s", Unit::Rate),
-    ("RSS after stdio load (peak; the gateway alone)", Unit::Mib),
-    ("HTTP 1 client p50", Unit::Micros),
-    ("HTTP 1 client p99", Unit::Micros),
-    ("HTTP 16 clients calls/s", Unit::Rate),
-    ("stdio start-up to first answer", Unit::Millis),
-];
-const STDIO_P50: usize = 0;
-const STDIO_P99: usize = 1;
-const HTTP_P50: usize = 4;
-const HTTP_P99: usize = 5;
 
 /// The ratios shown, round by round: (label, numerator, denominator).
 const RATIOS: [(&str, usize, usize); 3] = [
@@ -111,7 +58,10 @@ const LIMIT: f64 = 2.0;
 const UPSTREAMS: usize = 20;
 const TOOLS_EACH: usize = 50;
 
+/// `only`: `stdio`, `http` or `memory` measures that section alone, `latency` the first two.
 pub fn run(sizes: Sizes, out: &Path, examples: &Path, only: Option<&str>) {
+    let section =
+        |name: &str| only.is_none_or(|only| only == name || (only == "latency" && name != "memory"));
     let need = |name: &str| {
         let path = examples.join(name);
         assert!(
@@ -133,109 +83,46 @@ pub fn run(sizes: Sizes, out: &Path, examples: &Path, only: Option<&str>) {
     };
     let one = config("one.json", json!({"b": {"command": bench_server.display().to_string()}}));
 
-    let variant = |name, binary: &Path, args: &[&str], reach| Variant {
-        name,
-        binary: binary.to_path_buf(),
-        args: args.iter().map(|a| a.to_string()).collect(),
-        reach,
-    };
+    // The gateway mounts it under `b`: its `add` is `b_add`, called by name or through `call_tool`.
     let variants = vec![
-        variant("direct", &bench_server, &[], Reach::Direct),
-        variant("direct, 2nd copy", &bench_server, &[], Reach::Direct),
-        variant("gateway --no-defer", &gateway, &[&one, "--no-defer"], Reach::Named),
-        variant("gateway deferred (`call_tool`)", &gateway, &[&one], Reach::Deferred),
+        Variant::new("direct", &bench_server, &[], Call::add()),
+        Variant::new("direct, 2nd copy", &bench_server, &[], Call::add()),
+        Variant::new("gateway --no-defer", &gateway, &[&one, "--no-defer"], Call::add_named("b_add")),
+        Variant::new("gateway deferred (`call_tool`)", &gateway, &[&one], Call::add_deferred("b_add")),
     ];
     let began = Instant::now();
     let machine_before = Cpu::now();
     eprintln!("mcp-bench --gateway: {} round(s)", sizes.runs);
-    // figures[figure][era][variant]: one value per round.
-    let mut figures = vec![vec![vec![Vec::<f64>::new(); variants.len()]; ERAS.len()]; FIGURES.len()];
-    let servers_of: Vec<(usize, usize)> =
-        (0..ERAS.len()).flat_map(|era| (0..variants.len()).map(move |v| (era, v))).collect();
+    let mut figures = Figures::new(variants.len());
     let mut processes = Vec::new();
 
-    // stdio: sequential latency and 32 calls in flight; a round starts every server, then
-    // measures them slice by slice, each in turn.
+    // stdio: sequential latency and 32 calls in flight (`compare::stdio_round`).
     for round in 0..sizes.runs {
-        if only.is_some_and(|only| only != "stdio") {
+        if !section("stdio") {
             break;
         }
-        let mut servers: Vec<_> = servers_of
-            .iter()
-            .map(|&(era, v)| {
-                let variant = &variants[v];
-                let mut server = stdio::Server::start(&variant.binary, &variant.args, ERAS[era].0);
-                server.set_call(variant.call());
-                server.sequential(sizes.warmup, 0);
-                (era, v, server, Samples::default(), Burst::default())
-            })
-            .collect();
-        for slice in 0..sizes.slices {
-            for i in turns(servers.len(), slice) {
-                let (_, _, server, sequential, pipelined) = &mut servers[i];
-                sequential
-                    .add(server.sequential(sizes.warmup / sizes.slices, sizes.sequential / sizes.slices));
-                pipelined.add(server.pipelined(sizes.pipelined / sizes.slices, 32));
-            }
-        }
-        for (era, v, server, sequential, pipelined) in servers {
-            let seq = sequential.latency();
-            figures[0][era][v].push(seq.p50.as_secs_f64() * 1e6);
-            figures[1][era][v].push(seq.p99.as_secs_f64() * 1e6);
-            figures[2][era][v].push(pipelined.rate());
-            figures[7][era][v].push(server.started.as_secs_f64() * 1e3);
-            processes.push(json!({"round": round + 1, "variant": variants[v].name, "requests": ERAS[era].1,
-                "pid": server.pid(), "calls": server.requests() - 1}));
-            let (_, peak) = server.finish();
-            figures[3][era][v].push(peak as f64 / 1024.0);
-        }
+        compare::stdio_round(&variants, sizes, round, &mut figures, &mut processes, |_, _| {});
         eprintln!("  round {}: stdio ({:.0} s)", round + 1, began.elapsed().as_secs_f64());
     }
 
-    // HTTP: one client sequential, sixteen clients in parallel.
+    // HTTP: one client sequential, sixteen clients in parallel (`compare::http_round`).
     for round in 0..sizes.runs {
-        if only.is_some_and(|only| only != "http") {
+        if !section("http") {
             break;
         }
-        let mut servers: Vec<_> = servers_of
-            .iter()
-            .map(|&(era, v)| {
-                let variant = &variants[v];
-                let mut args = variant.args.clone();
-                args.push("--http".into());
-                let mut server = http::Server::start(&variant.binary, &args);
-                server.set_call(variant.call());
-                (era, v, server, Samples::default(), Burst::default())
-            })
-            .collect();
-        let warmup = sizes.warmup.min(1_000) / sizes.slices;
-        for slice in 0..sizes.slices {
-            for i in turns(servers.len(), slice) {
-                let (era, _, server, sequential, parallel) = &mut servers[i];
-                let era = ERAS[*era].0;
-                sequential.add(server.sequential(era, warmup, sizes.http_sequential / sizes.slices));
-                parallel.add(server.parallel(era, 16, sizes.http_per_client / sizes.slices));
-            }
-        }
-        for (era, v, server, sequential, parallel) in servers {
-            let seq = sequential.latency();
-            figures[4][era][v].push(seq.p50.as_secs_f64() * 1e6);
-            figures[5][era][v].push(seq.p99.as_secs_f64() * 1e6);
-            figures[6][era][v].push(parallel.rate());
-            drop(server);
-        }
+        compare::http_round(&variants, sizes, &mut figures, |_, _| {});
         eprintln!("  round {}: HTTP ({:.0} s)", round + 1, began.elapsed().as_secs_f64());
     }
 
     // Memory.
     let mut memory = Vec::new();
-    if only.is_none_or(|only| only == "memory") {
+    if section("memory") {
         memory = measure_memory(sizes, &dir, &gateway, &bench_large, &catalog, &config);
         eprintln!("  memory ({:.0} s)", began.elapsed().as_secs_f64());
     }
     let _ = std::fs::remove_dir_all(&dir);
     let took = began.elapsed().as_secs_f64();
-    let machine = Cpu::now().since(&machine_before);
+    let machine = Machine::of(&Cpu::now().since(&machine_before));
     write(out, sizes, &variants, &figures, &memory, took, &machine, processes);
 }
 
@@ -468,105 +355,31 @@ fn children_of(pid: u32) -> Vec<u32> {
     children
 }
 
-fn shown(value: f64, unit: Unit) -> String {
-    if value.is_nan() {
-        return "–".into();
-    }
-    let number = if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") };
-    match unit {
-        Unit::Micros => format!("{number} µs"),
-        Unit::Millis => format!("{number} ms"),
-        Unit::Rate => format!("{number} /s"),
-        Unit::Mib => format!("{number} MiB"),
-    }
-}
-
-fn measured(figures: &[Vec<Vec<Vec<f64>>>], figure: usize) -> bool {
-    !figures[figure][0][0].is_empty()
-}
-
-fn ratios(figures: &[Vec<Vec<Vec<f64>>>], figure: usize, era: usize, num: usize, den: usize) -> Vec<f64> {
-    let (n, d) = (&figures[figure][era][num], &figures[figure][era][den]);
-    n.iter().zip(d).map(|(n, d)| n / d).collect()
-}
-
-fn list(values: &[f64]) -> String {
-    values.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join(", ")
-}
-
 #[allow(clippy::too_many_arguments)]
 fn write(
     out: &Path,
     sizes: Sizes,
     variants: &[Variant],
-    figures: &[Vec<Vec<Vec<f64>>>],
+    figures: &Figures,
     memory: &[(String, Vec<Footprint>)],
     took: f64,
-    machine: &Cpu,
+    machine: &Machine,
     processes: Vec<Value>,
 ) {
     let mut md = String::new();
-    let cores = std::fs::read_to_string("/proc/stat")
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.strip_prefix("cpu").is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit())))
-        .count()
-        .max(1) as f64;
-    let share = |ticks: u64| ticks as f64 / machine.total.max(1) as f64 * cores;
-    let (busy, own, steal) = (share(machine.busy), share(machine.own), share(machine.steal));
-    let others = (busy - own - steal).max(0.0);
-    let _ = writeln!(
-        md,
-        "This run took {took:.0} s. Over it, on average, the driver and the servers (gateways with their \
-         upstreams) kept {own:.2} of the {cores:.0} cores busy, other processes {others:.2}, and the hypervisor \
-         took {steal:.2} (`/proc/stat`).\n"
-    );
-    let latency = (0..FIGURES.len()).any(|f| measured(figures, f));
+    machine.paragraph(&mut md, took, "the driver and the servers (gateways with their upstreams)");
+    let latency = !figures.shown().is_empty();
     let mut targets_json = Vec::new();
     if latency {
-        let _ = writeln!(md, "### Latency: medians of {} rounds (for rates, higher is better)\n", sizes.runs);
         let _ = writeln!(
             md,
-            "| figure | requests | {} |",
-            variants.iter().map(|v| v.name).collect::<Vec<_>>().join(" | ")
-        );
-        let _ = writeln!(md, "|---|---|{}", "---|".repeat(variants.len()));
-        for (f, (name, unit)) in FIGURES.iter().enumerate().filter(|(f, _)| measured(figures, *f)) {
-            for (e, (_, era)) in ERAS.iter().enumerate() {
-                let cells: Vec<String> =
-                    (0..variants.len()).map(|v| shown(median(&figures[f][e][v]), *unit)).collect();
-                let _ = writeln!(md, "| {name} | {era} | {} |", cells.join(" | "));
-            }
-        }
-        let shown_figures: Vec<usize> = (0..FIGURES.len()).filter(|&f| measured(figures, f)).collect();
-        let _ = writeln!(
-            md,
-            "\nRatios taken within each round: the median of the {} rounds' ratios, and in brackets their \
-             lowest and highest.\n",
+            "### Latency: medians of {} rounds (for rates, higher is better; a gateway's RSS is its own \
+             process's, its upstream apart)\n",
             sizes.runs
         );
-        let _ = writeln!(
-            md,
-            "| ratio | requests | {} |",
-            shown_figures.iter().map(|&f| FIGURES[f].0).collect::<Vec<_>>().join(" | ")
-        );
-        let _ = writeln!(md, "|---|---|{}", "---|".repeat(shown_figures.len()));
-        for &(label, num, den) in &RATIOS {
-            for (e, (_, era)) in ERAS.iter().enumerate() {
-                let cells: Vec<String> = shown_figures
-                    .iter()
-                    .map(|&f| {
-                        let r = ratios(figures, f, e, num, den);
-                        let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
-                        let hi = r.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                        format!("{:.3}× ({lo:.3}–{hi:.3})", median(&r))
-                    })
-                    .collect();
-                let _ = writeln!(md, "| {label} | {era} | {} |", cells.join(" | "));
-            }
-        }
-        let _ = writeln!(md, "\n| target | requests | per round | median | |");
-        let _ = writeln!(md, "|---|---|---|---|---|");
+        compare::medians_table(&mut md, variants, figures);
+        compare::ratios_table(&mut md, sizes.runs, figures, &RATIOS);
+        compare::targets_header(&mut md);
         let checks = [
             ("stdio", STDIO_P50, NAMED, "gateway --no-defer"),
             ("stdio", STDIO_P50, DEFERRED, "gateway deferred (`call_tool`)"),
@@ -574,21 +387,21 @@ fn write(
             ("HTTP 1 client", HTTP_P50, DEFERRED, "gateway deferred (`call_tool`)"),
         ];
         for (front, f, v, label) in checks {
-            if !measured(figures, f) {
+            if !figures.measured(f) {
                 continue;
             }
             for (e, (_, era)) in ERAS.iter().enumerate() {
-                let r = ratios(figures, f, e, v, DIRECT);
-                let m = median(&r);
-                let met = m <= LIMIT;
-                let _ = writeln!(
-                    md,
-                    "| {label}: {front} p50 ≤ {LIMIT}× direct | {era} | {} | {m:.3}× | {} |",
-                    list(&r),
-                    if met { "**met**" } else { "**missed**" }
+                compare::target(
+                    &mut md,
+                    &mut targets_json,
+                    (
+                        &format!("{label}: {front} p50 ≤ {LIMIT}× direct"),
+                        format!("{label} {front} p50 <= {LIMIT}x direct"),
+                    ),
+                    era,
+                    figures.ratios(f, e, v, DIRECT),
+                    |m| m <= LIMIT,
                 );
-                targets_json.push(json!({"target": format!("{label} {front} p50 <= {LIMIT}x direct"),
-                    "era": era, "rounds": r, "median": m, "met": met}));
             }
         }
         // What the gateway adds to a call, in µs (median of the rounds' differences).
@@ -603,8 +416,8 @@ fn write(
                 let cells: Vec<String> = [STDIO_P50, STDIO_P99, HTTP_P50, HTTP_P99]
                     .iter()
                     .map(|&f| {
-                        let d: Vec<f64> =
-                            figures[f][e][v].iter().zip(&figures[f][e][DIRECT]).map(|(g, d)| g - d).collect();
+                        let (through, direct) = (figures.of(f, e, v), figures.of(f, e, DIRECT));
+                        let d: Vec<f64> = through.iter().zip(direct).map(|(g, d)| g - d).collect();
                         if d.is_empty() { "–".into() } else { format!("{:+.1} µs", median(&d)) }
                     })
                     .collect();
@@ -644,32 +457,6 @@ fn write(
             let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
         }
     }
-    print!("{md}");
-    let with = |ext: &str| out.with_extension(ext);
-    if let Some(dir) = with("md").parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).expect("the report's folder");
-    }
-    std::fs::write(with("table.md"), &md).expect("write the markdown tables");
-
-    let mut rows = Vec::new();
-    for (f, (name, unit)) in FIGURES.iter().enumerate() {
-        for (e, (_, era)) in ERAS.iter().enumerate() {
-            let mut cells = serde_json::Map::new();
-            for (v, variant) in variants.iter().enumerate() {
-                cells.insert(
-                    variant.name.to_owned(),
-                    json!({"median": median(&figures[f][e][v]), "runs": figures[f][e][v]}),
-                );
-            }
-            let unit = match unit {
-                Unit::Micros => "µs",
-                Unit::Millis => "ms",
-                Unit::Rate => "/s",
-                Unit::Mib => "MiB",
-            };
-            rows.push(json!({"measurement": name, "requests": era, "unit": unit, "cells": cells}));
-        }
-    }
     let memory_json: Vec<Value> = memory
         .iter()
         .map(|(name, rounds)| {
@@ -686,16 +473,14 @@ fn write(
         "slices": sizes.slices,
         "pinned": crate::PIN.load(std::sync::atomic::Ordering::Relaxed),
         "seconds": took,
-        "machine": {"cores": cores, "busy_cores": busy, "own_cores": own, "other_cores": others, "steal_cores": steal},
+        "machine": machine.json(),
         "variants": variants.iter().map(|v| json!({"name": v.name, "binary": v.binary.file_name().map(|n| n.to_string_lossy().into_owned()),
             "args": v.args.iter().map(|a| Path::new(a).file_name().map_or_else(|| a.clone(), |n| n.to_string_lossy().into_owned())).collect::<Vec<_>>(),
-            "calls": v.call().name})).collect::<Vec<_>>(),
-        "rows": rows,
+            "calls": v.call.name})).collect::<Vec<_>>(),
+        "rows": compare::rows_json(variants, figures),
         "targets": targets_json,
         "memory": memory_json,
         "stdio_processes": processes,
     });
-    std::fs::write(with("json"), serde_json::to_string_pretty(&document).unwrap() + "\n")
-        .expect("write JSON");
-    eprintln!("mcp-bench: wrote {} and {}", with("table.md").display(), with("json").display());
+    compare::write_files(out, &md, &document);
 }

@@ -12,7 +12,7 @@
 //! ```text
 //! mcp-bench [--quick] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]
 //! mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]
-//! mcp-bench --gateway [--only stdio|http|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]
+//! mcp-bench --gateway [--only stdio|http|latency|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]
 //! ```
 //!
 //! writes PREFIX.table.md and PREFIX.json (default `bench/perf`); the script puts the table in
@@ -21,6 +21,7 @@
 //! a call through the composing gateway costs, and its memory (`gateway.rs`,
 //! `scripts/bench-gateway.sh`, bench/gateway.md).
 
+mod compare;
 mod gateway;
 mod http;
 mod middleware;
@@ -133,7 +134,7 @@ fn main() {
             "--only" => only = Some(args.next().expect("--only needs stdio, http or catalog")),
             "-h" | "--help" => {
                 println!(
-                    "usage: mcp-bench [--quick] [--runs N] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)\n       mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-middleware.sh)\n       mcp-bench --gateway [--only stdio|http|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-gateway.sh)"
+                    "usage: mcp-bench [--quick] [--runs N] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)\n       mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-middleware.sh)\n       mcp-bench --gateway [--only stdio|http|latency|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-gateway.sh)"
                 );
                 return;
             }

@@ -272,6 +272,7 @@ pub(crate) fn apply(
         view: entry.view.clone(),
         header_params,
         task: entry.task,
+        becomes_task_itself: entry.becomes_task_itself,
         // The original's timeout applies when it runs.
         timeout: None,
         scopes: entry.scopes.clone(),

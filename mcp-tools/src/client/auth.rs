@@ -25,7 +25,9 @@ pub trait Authenticator: Send + Sync + 'static {
         let _ = url;
         let said = challenge.map(|c| format!("; {c}")).unwrap_or_default();
         Box::pin(async move {
-            Err(ClientError::Unauthorized(format!("the server refused the credentials (HTTP {status}{said})")))
+            Err(ClientError::Unauthorized(format!(
+                "the server refused the credentials (HTTP {status}{said})"
+            )))
         })
     }
 }

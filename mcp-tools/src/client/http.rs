@@ -5,8 +5,9 @@
 //! 2025-11-25: the `Mcp-Session-Id` the `initialize` answer names travels on every later
 //! request, with `MCP-Protocol-Version`; after `notifications/initialized` a GET stream carries
 //! the server's messages unrelated to a request; a stream that ends before its request's answer
-//! is resumed with GET and `Last-Event-ID` after the server's `retry:` delay; closing DELETEs the
-//! session. 2026-07-28 (a request carrying the envelope, or once the client speaks it): no
+//! is resumed with GET and `Last-Event-ID` after the server's `retry:` delay; a session the
+//! server ended (404) is replaced by a new one (the client initializes again); closing DELETEs
+//! the session. 2026-07-28 (a request carrying the envelope, or once the client speaks it): no
 //! session; each request names its revision, method, target and mirrored arguments in headers
 //! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), and a cancelled request's
 //! stream is simply closed (which cancels it on the server).
@@ -81,7 +82,8 @@ struct State {
     version: Option<String>,
     /// The 2025-11-25 session.
     session: Option<String>,
-    /// Why the session can no longer be used (the server ended it), once it cannot.
+    /// Why the session can no longer be used (the server ended it), once it cannot and until
+    /// the client forgets it (`forget_ended_session`) to start a new one.
     expired: Option<String>,
     /// Whether the GET stream was started.
     listening: bool,
@@ -210,6 +212,17 @@ impl Wire for Http {
 
     fn set_protocol_version(&self, version: &str) {
         self.shared.state().version = Some(version.to_owned());
+    }
+
+    fn forget_ended_session(&self) -> bool {
+        let mut state = self.shared.state();
+        if state.expired.take().is_none() {
+            return false;
+        }
+        state.session = None;
+        // The new session's GET stream is opened after its `notifications/initialized`.
+        state.listening = false;
+        true
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
@@ -348,10 +361,10 @@ impl Shared {
                     self.note_session(&response);
                 }
                 if !response.status().is_success() {
-                    return Err(self.error_of(response, stateless).await);
+                    return Err(self.error_of(response, headers.get(&SESSION_HEADER)).await);
                 }
                 if method == "notifications/initialized" && !stateless {
-                    self.start_listening();
+                    self.start_listening().await;
                 }
                 Ok(())
             }
@@ -500,8 +513,9 @@ impl Shared {
     }
 
     /// What an error response means: the JSON-RPC error it carries, or its status and text; a
-    /// 404 for a 2025-11-25 session means the server ended it.
-    async fn error_of(&self, mut response: Response, stateless: bool) -> ClientError {
+    /// 404 to a request that named a 2025-11-25 `session` means the server ended it (marked
+    /// ended, unless a new one already replaced it).
+    async fn error_of(&self, mut response: Response, session: Option<&HeaderValue>) -> ClientError {
         let status = response.status();
         let body = read_limited(&mut response, ERROR_BODY_LIMIT).await.unwrap_or_else(|(partial, _)| partial);
         let error = serde_json::from_slice::<Value>(&body).ok().and_then(|v| v.get("error").cloned());
@@ -510,13 +524,15 @@ impl Shared {
             Some(error) => error["message"].as_str().unwrap_or_default().to_owned(),
             None => String::from_utf8_lossy(&body[..body.len().min(512)]).trim().to_owned(),
         };
-        if status == StatusCode::NOT_FOUND && !stateless {
+        if status == StatusCode::NOT_FOUND
+            && let Some(session) = session
+        {
+            let why = format!("the server ended the session (HTTP 404: {text})");
             let mut state = self.state();
-            if state.session.is_some() {
-                let why = format!("the server ended the session (HTTP 404: {text}); connect again");
+            if state.session.as_deref().is_some_and(|current| current.as_bytes() == session.as_bytes()) {
                 state.expired = Some(why.clone());
-                return ClientError::Transport(why);
             }
+            return ClientError::Transport(why);
         }
         match rpc {
             Some(error) => ClientError::Rpc {
@@ -567,7 +583,7 @@ impl Shared {
         }
         let status = response.status();
         if !status.is_success() {
-            return Err(self.error_of(response, stateless).await);
+            return Err(self.error_of(response, headers.get(&SESSION_HEADER)).await);
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Err(ClientError::Protocol(format!(
@@ -642,7 +658,9 @@ impl Shared {
                     }
                     return Ok(response);
                 }
-                Ok(response) => return Err(self.error_of(response, false).await),
+                // A session that ended meanwhile is not marked ended here: the request may have
+                // run, and must not be sent again in a new session; the next request finds out.
+                Ok(response) => return Err(self.error_of(response, None).await),
                 Err(error @ (ClientError::Transport(_) | ClientError::Timeout(_))) => {
                     failures += 1;
                     if failures > MAX_RECONNECT_FAILURES {
@@ -690,7 +708,10 @@ impl Shared {
     }
 
     /// Starts the GET stream (2025-11-25), once.
-    fn start_listening(self: &Arc<Self>) {
+    /// Starts the session's GET stream, and waits (at most [`CONNECT_TIMEOUT`]) until the
+    /// server answered its GET: what the server sends from then on, which it may send only on
+    /// that stream (a request of its own in the course of a call, say), is not missed.
+    async fn start_listening(self: &Arc<Self>) {
         {
             let mut state = self.state();
             if state.listening {
@@ -700,23 +721,31 @@ impl Shared {
         }
         let shared = self.clone();
         let closed = self.closed.clone();
+        let (opened, answered) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
             tokio::select! {
-                () = shared.listen() => {}
+                () = shared.listen(opened) => {}
                 () = closed.cancelled() => {}
             }
         });
+        let _ = tokio::time::timeout(CONNECT_TIMEOUT, answered).await;
     }
 
     /// The GET stream: the server's messages unrelated to a request, reconnected (after the
     /// server's `retry` delay, with `Last-Event-ID`) whenever it ends, until the server has
     /// none (405), the session ends, or reconnecting keeps failing.
-    async fn listen(&self) {
+    /// `opened` is told once the server answered the first GET.
+    async fn listen(&self, opened: tokio::sync::oneshot::Sender<()>) {
         let mut parser = SseParser::new(self.max_bytes);
         let mut failures = 0;
+        let mut opened = Some(opened);
         loop {
             let headers = self.get_headers(parser.last_event_id.as_deref());
-            match self.execute(Method::GET, &headers, None).await {
+            let answer = self.execute(Method::GET, &headers, None).await;
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            match answer {
                 Ok(mut response)
                     if response.status().is_success() && content_type(&response) == EVENT_STREAM =>
                 {
@@ -730,7 +759,7 @@ impl Shared {
                     return;
                 }
                 Ok(response) if response.status() == StatusCode::NOT_FOUND => {
-                    let error = self.error_of(response, false).await;
+                    let error = self.error_of(response, headers.get(&SESSION_HEADER)).await;
                     tracing::debug!(%error, "the GET stream's session is gone");
                     return;
                 }

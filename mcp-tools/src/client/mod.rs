@@ -94,6 +94,11 @@ pub struct CallOptions {
     answers: Option<Map<String, Value>>,
     /// HTTP: the request's own `Authorization` value.
     authorization: Option<String>,
+    /// 2026-07-28: whether this request declares the tasks extension (`None`: as the client
+    /// does).
+    tasks: Option<bool>,
+    /// Told when the request became a task, before the task is followed.
+    on_task: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -152,6 +157,20 @@ impl CallOptions {
     /// caller's).
     pub(crate) fn answers(mut self, capabilities: Map<String, Value>) -> Self {
         self.answers = Some(capabilities);
+        self
+    }
+
+    /// 2026-07-28: declares the tasks extension for this request, or not, whatever the client
+    /// declares (a gateway declares what its caller does).
+    pub(crate) fn tasks(mut self, declared: bool) -> Self {
+        self.tasks = Some(declared);
+        self
+    }
+
+    /// Calls `started` when the request becomes a task upstream, before the task is followed
+    /// (a gateway's call then becomes a task too).
+    pub(crate) fn on_task(mut self, started: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_task = Some(Arc::new(started));
         self
     }
 
@@ -390,6 +409,7 @@ impl ClientBuilder {
             tool_headers: Mutex::new(HashMap::new()),
             routes: Mutex::new(HashMap::new()),
             closed: CancellationToken::new(),
+            sessions: tokio::sync::Mutex::new(0),
         });
         tokio::spawn(route(Arc::downgrade(&inner), incoming));
         let client = Client { inner };
@@ -430,6 +450,9 @@ struct Inner {
     routes: Mutex<HashMap<i64, Route>>,
     /// Cancelled when the connection ends.
     closed: CancellationToken,
+    /// 2025-11-25 over HTTP: how many times a session the server ended was replaced; held
+    /// while one is.
+    sessions: tokio::sync::Mutex<u64>,
 }
 
 /// The arguments a tool mirrors in headers: each one's path in the arguments, and its header.
@@ -520,10 +543,25 @@ impl Client {
         self.initialize().await
     }
 
-    /// `server/discover` (2026-07-28).
+    /// `server/discover` (2026-07-28). Refused as an unsupported revision (-32022) by a server
+    /// that names this one among those it supports (SEP-2575: the client retries with a
+    /// supported one), it is asked once more.
     async fn discover(&self) -> Result<Connected, ClientError> {
-        let params = json!({"_meta": self.envelope(LATEST_PROTOCOL_VERSION)});
-        let result = self.raw_request("server/discover", params, None, Vec::new(), None, None).await?;
+        let discover = || {
+            let params = json!({"_meta": self.envelope(LATEST_PROTOCOL_VERSION)});
+            self.raw_request("server/discover", params, None, Vec::new(), None, None)
+        };
+        let result = match discover().await {
+            Err(ClientError::Rpc { code, data: Some(data), .. })
+                if code == i64::from(crate::protocol::stateless::UNSUPPORTED_PROTOCOL_VERSION)
+                    && data["supported"]
+                        .as_array()
+                        .is_some_and(|s| s.iter().any(|v| v == LATEST_PROTOCOL_VERSION)) =>
+            {
+                discover().await?
+            }
+            other => other?,
+        };
         let versions = result["supportedVersions"].as_array().cloned().unwrap_or_default();
         if !versions.iter().any(|v| v == LATEST_PROTOCOL_VERSION) {
             return Err(ClientError::Protocol(format!(
@@ -562,6 +600,23 @@ impl Client {
         };
         let _ = self.inner.connected.set(connected);
         self.notify("notifications/initialized", json!({})).await
+    }
+
+    /// 2025-11-25: a new session in place of one the server ended (HTTP 404; the client then
+    /// MUST initialize again), unless another request already made one since `seen`. Whether
+    /// there is a new session to send the request in.
+    async fn reopen(&self, seen: u64) -> Result<bool, ClientError> {
+        let mut sessions = self.inner.sessions.lock().await;
+        if *sessions != seen {
+            return Ok(true);
+        }
+        if !self.inner.wire.forget_ended_session() {
+            return Ok(false);
+        }
+        tracing::debug!("the server ended the session: initializing a new one");
+        self.initialize().await?;
+        *sessions += 1;
+        Ok(true)
     }
 
     /// The envelope of a 2026-07-28 request (`params._meta`).
@@ -628,9 +683,18 @@ impl Client {
         let route = options.route();
         if connected.era == Era::Handshake {
             let name = name_of(method, &params);
-            return self
-                .raw_request(method, params, name, Vec::new(), route, options.authorization.clone())
-                .await;
+            let sessions = *self.inner.sessions.lock().await;
+            let auth = options.authorization.clone();
+            let sent =
+                self.raw_request(method, params.clone(), name.clone(), Vec::new(), route.clone(), auth).await;
+            return match sent {
+                // The server ended the session, and did not run the request: once more in a new one.
+                Err(ClientError::Transport(_)) if self.reopen(sessions).await? => {
+                    let auth = options.authorization.clone();
+                    self.raw_request(method, params, name, Vec::new(), route, auth).await
+                }
+                other => other,
+            };
         }
         let mut envelope = self.envelope(&connected.protocol_version);
         if let Some(answers) = &options.answers {
@@ -643,6 +707,18 @@ impl Client {
                     }
                 }
             }
+        }
+        if options.tasks == Some(false)
+            && let Some(extensions) =
+                envelope["io.modelcontextprotocol/clientCapabilities"]["extensions"].as_object_mut()
+        {
+            extensions.remove("io.modelcontextprotocol/tasks");
+        } else if options.tasks == Some(true) {
+            let declared = &mut envelope["io.modelcontextprotocol/clientCapabilities"];
+            if !declared["extensions"].is_object() {
+                declared["extensions"] = json!({});
+            }
+            declared["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
         }
         let meta = params["_meta"].as_object().cloned().unwrap_or_default();
         let mut merged = envelope.as_object().cloned().unwrap_or_default();
@@ -671,7 +747,12 @@ impl Client {
                         None => fields.remove("requestState"),
                     };
                 }
-                Some("task") => return Box::pin(self.follow_task(result, options)).await,
+                Some("task") => {
+                    if let Some(started) = &options.on_task {
+                        started();
+                    }
+                    return Box::pin(self.follow_task(result, options)).await;
+                }
                 _ => return Ok(result),
             }
         }
@@ -702,7 +783,8 @@ impl Client {
         Value::Object(futures_util::future::join_all(asked).await.into_iter().collect::<Map<_, _>>())
     }
 
-    /// Follows a task (2026-07-28) until it ends: its result, or its error.
+    /// Follows a task (2026-07-28) until it ends: its result, or its error. Dropped before, the
+    /// task is cancelled (`tasks/cancel`), as a request is.
     async fn follow_task(&self, handle: Value, options: &CallOptions) -> Result<Value, ClientError> {
         let Some(task_id) = handle["taskId"].as_str().map(str::to_owned) else {
             return Err(ClientError::Protocol("a task handle without a `taskId`".into()));
@@ -710,8 +792,44 @@ impl Client {
         let interval =
             Duration::from_millis(handle["pollIntervalMs"].as_u64().unwrap_or(500).clamp(10, 60_000));
         let plain = CallOptions { authorization: options.authorization.clone(), ..CallOptions::default() };
+        let mut following = Following { client: self, task_id: &task_id, options: &plain, ended: false };
+        let outcome = following.follow(interval, options).await;
+        following.ended = true;
+        outcome
+    }
+}
+
+/// A task being followed: cancelled upstream if the follower stops before it ended.
+struct Following<'a> {
+    client: &'a Client,
+    task_id: &'a str,
+    options: &'a CallOptions,
+    ended: bool,
+}
+
+impl Drop for Following<'_> {
+    fn drop(&mut self) {
+        if self.ended || self.client.inner.closed.is_cancelled() {
+            return;
+        }
+        let (client, options) = (self.client.clone(), self.options.clone());
+        let cancel = json!({"taskId": self.task_id});
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = client.exchange("tasks/cancel", cancel, &options).await {
+                    tracing::debug!(error = %e, "cancelling a task no longer followed failed");
+                }
+            });
+        }
+    }
+}
+
+impl Following<'_> {
+    async fn follow(&self, interval: Duration, options: &CallOptions) -> Result<Value, ClientError> {
+        let (task_id, plain) = (self.task_id, self.options);
+        let this = self.client;
         loop {
-            let task = Box::pin(self.exchange("tasks/get", json!({"taskId": task_id}), &plain)).await?;
+            let task = Box::pin(this.exchange("tasks/get", json!({"taskId": task_id}), plain)).await?;
             match task["status"].as_str() {
                 Some("completed") => return Ok(task["result"].clone()),
                 Some("failed") => {
@@ -726,15 +844,17 @@ impl Client {
                     return Err(ClientError::Protocol(format!("task {task_id} was cancelled")));
                 }
                 Some("input_required") => {
-                    let answers = self.answer_all(&task["inputRequests"], options).await;
+                    let answers = this.answer_all(&task["inputRequests"], options).await;
                     let update = json!({"taskId": task_id, "inputResponses": answers});
-                    Box::pin(self.exchange("tasks/update", update, &plain)).await?;
+                    Box::pin(this.exchange("tasks/update", update, plain)).await?;
                 }
                 _ => tokio::time::sleep(interval).await,
             }
         }
     }
+}
 
+impl Client {
     /// Sends one request and waits for its answer (no era logic); `route` takes the questions
     /// and logs the server sends meanwhile. Dropped before the answer, the request is cancelled.
     async fn raw_request(
@@ -850,20 +970,32 @@ impl Client {
         }
     }
 
-    /// Every tool (every page of `tools/list`), as the server defines them.
+    /// Every tool (every page of `tools/list`), as the server defines them; in 2026-07-28,
+    /// without the tools whose `x-mcp-header` declarations are invalid (SEP-2243: a client
+    /// excludes them, as it could not send their calls' headers faithfully).
     pub async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
-        let tools = self.list_all("tools/list", "tools").await?;
+        let mut tools = self.list_all("tools/list", "tools").await?;
+        let stateless = self.era() == Era::Stateless;
         let mut headers = self.inner.tool_headers.lock().expect("tool headers lock");
-        for tool in &tools {
-            if let Some(name) = tool["name"].as_str() {
-                let mirrored = mirrored_arguments(&tool["inputSchema"]);
-                if mirrored.is_empty() {
+        tools.retain(|tool| {
+            let Some(name) = tool["name"].as_str() else { return true };
+            match mirrored_arguments(&tool["inputSchema"]) {
+                Ok(mirrored) if mirrored.is_empty() => {
                     headers.remove(name);
-                } else {
+                }
+                Ok(mirrored) => {
                     headers.insert(name.to_owned(), mirrored);
                 }
+                Err(why) => {
+                    headers.remove(name);
+                    if stateless {
+                        tracing::warn!(tool = name, "the tool is left out: {why}");
+                        return false;
+                    }
+                }
             }
-        }
+            true
+        });
         Ok(tools)
     }
 
@@ -1057,23 +1189,41 @@ fn name_of(method: &str, params: &Value) -> Option<String> {
     params[key].as_str().map(str::to_owned)
 }
 
-/// The arguments an input schema marks with `x-mcp-header`: their paths and header names.
-fn mirrored_arguments(schema: &Value) -> Mirrored {
-    fn walk(schema: &Value, path: &mut Vec<String>, out: &mut Mirrored) {
+/// The arguments an input schema marks with `x-mcp-header`: their paths and header names;
+/// an invalid declaration (SEP-2243: a header name that is not a non-empty HTTP token, a
+/// property that is not a string, number, integer or boolean, or a name used twice regardless
+/// of case) is an error, which says why.
+fn mirrored_arguments(schema: &Value) -> Result<Mirrored, String> {
+    fn walk(schema: &Value, path: &mut Vec<String>, out: &mut Mirrored) -> Result<(), String> {
         for (key, property) in schema["properties"].as_object().into_iter().flatten() {
             path.push(key.clone());
-            if let Some(header) = property["x-mcp-header"].as_str() {
+            if let Some(header) = property.get("x-mcp-header") {
+                let at = path.join(".");
+                let Some(header) = header.as_str().filter(|h| is_token(h)) else {
+                    return Err(format!("`{at}` has an invalid `x-mcp-header` {header}"));
+                };
+                if !matches!(property["type"].as_str(), Some("string" | "number" | "integer" | "boolean")) {
+                    return Err(format!("`{at}` has an `x-mcp-header` but is not of a primitive type"));
+                }
+                if out.iter().any(|(_, other)| other.eq_ignore_ascii_case(header)) {
+                    return Err(format!("two arguments are mirrored in `Mcp-Param-{header}`"));
+                }
                 out.push((path.clone(), header.to_owned()));
             }
             if property["type"] == "object" {
-                walk(property, path, out);
+                walk(property, path, out)?;
             }
             path.pop();
         }
+        Ok(())
+    }
+    /// RFC 9110 `token`: one or more of ``!#$%&'*+-.^_`|~``, digits and letters.
+    fn is_token(text: &str) -> bool {
+        !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
     }
     let mut out = Vec::new();
-    walk(schema, &mut Vec::new(), &mut out);
-    out
+    walk(schema, &mut Vec::new(), &mut out)?;
+    Ok(out)
 }
 
 /// A request waiting for its answer: dropped unanswered (its caller gave up), it is forgotten

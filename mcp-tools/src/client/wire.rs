@@ -75,6 +75,11 @@ pub(crate) trait Wire: Send + Sync + 'static {
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), ClientError>>;
     /// The protocol revision the client now speaks (HTTP: the `MCP-Protocol-Version` header).
     fn set_protocol_version(&self, _version: &str) {}
+    /// HTTP: forgets a 2025-11-25 session the server ended (it answered 404), so that the next
+    /// `initialize` starts a new one; whether there was one.
+    fn forget_ended_session(&self) -> bool {
+        false
+    }
     /// Ends the connection.
     fn close(&self) -> BoxFuture<'_, ()>;
 }

@@ -38,7 +38,10 @@
 //! both ways; the upstream's questions (sampling, elicitation, roots) are asked of the client
 //! whose call caused them, in that client's revision: a request in a 2025-11-25 session, an
 //! `input_required` round in 2026-07-28 (the call is then run again with the answer, as any
-//! tool's). Over a pipe, a 2025-11-25 upstream's question names no call: with one call in
+//! tool's). The call becomes a task (2026-07-28, the tasks extension) when the upstream's call
+//! does, which it may only for a caller that declared the extension; its questions then come
+//! through the task, its failure fails it, and cancelling it cancels the upstream's. A
+//! 2025-11-25 caller's call is answered once the upstream's task ended. Over a pipe, a 2025-11-25 upstream's question names no call: with one call in
 //! progress it is that call's; with several, it is refused. A resource read, a prompt and a
 //! completion are forwarded the same way.
 //!

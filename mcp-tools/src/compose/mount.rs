@@ -22,6 +22,7 @@ use crate::model::resource::{
     ItemCompleter, Resource, ResourceContents, ResourceRequest, ResourceTemplate, UriTemplate,
 };
 use crate::model::result::{Content, ToolResult};
+use crate::model::task::TaskSupport;
 use crate::model::tool::{Annotations, Icon, Tool, check_name};
 use crate::protocol::messages::LogLevel;
 use crate::protocol::stateless::MISSING_CLIENT_CAPABILITY;
@@ -145,12 +146,24 @@ impl Link {
     }
 
     /// Calls an upstream tool for `ctx`'s caller: the caller's progress, logs, questions and
-    /// cancellation go both ways.
+    /// cancellation go both ways. The call becomes a task here when it becomes one upstream
+    /// (which it may only for a caller that supports tasks).
     async fn call_tool(&self, name: &str, arguments: Value, ctx: Context) -> Result<ToolResult, ToolError> {
         let client = self.client().map_err(ToolError::new)?;
         let (progress_tx, mut progress) = mpsc::unbounded_channel();
         let (logs_tx, mut logs) = mpsc::unbounded_channel();
-        let mut options = self.options_for(&ctx, &client)?.logs(logs_tx);
+        // A 2025-11-25 caller knows no tasks, and calls a task-only tool as an ordinary one:
+        // then this server follows the upstream's task for it.
+        let tasks = match ctx.era() {
+            Era::Handshake => true,
+            Era::Stateless => crate::dispatch::tasks::declared(ctx.client_capabilities()),
+        };
+        let became_task = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let started = (ctx.clone(), became_task.clone());
+        let mut options = self.options_for(&ctx, &client)?.logs(logs_tx).tasks(tasks).on_task(move || {
+            started.1.store(true, std::sync::atomic::Ordering::Relaxed);
+            started.0.become_task();
+        });
         if ctx.wants_progress() {
             options = options.progress(progress_tx);
         } else {
@@ -173,6 +186,18 @@ impl Link {
         }
         match outcome {
             Ok(result) => Ok(ToolResult::from_json(self.localize_result(result.into_json()))),
+            // The upstream's task failed: this one fails with its error.
+            Err(ClientError::Rpc { code, message, data })
+                if became_task.load(std::sync::atomic::Ordering::Relaxed)
+                    && code != i64::from(MISSING_CLIENT_CAPABILITY) =>
+            {
+                let mut error = json!({"code": code, "message": message});
+                if let Some(data) = data {
+                    error["data"] = data;
+                }
+                let said = format!("{} failed the task ({code}): {message}", self.who());
+                Ok(ToolResult::protocol_failure(said, error))
+            }
             Err(e) => {
                 let error = ToolError::new(self.failure("the call", &e));
                 // The upstream needs a capability the caller did not declare (what this server
@@ -347,7 +372,14 @@ fn missing_capability(error: &ClientError) -> Option<String> {
     if *code != i64::from(MISSING_CLIENT_CAPABILITY) {
         return None;
     }
-    let named = data.as_ref().and_then(|d| d["requiredCapabilities"].as_object()?.keys().next().cloned());
+    // An extension is named by its identifier (the tasks extension, say).
+    let named = data.as_ref().and_then(|d| {
+        let required = d["requiredCapabilities"].as_object()?;
+        match required.get("extensions").and_then(Value::as_object) {
+            Some(extensions) if !extensions.is_empty() => extensions.keys().next().cloned(),
+            _ => required.keys().next().cloned(),
+        }
+    });
     Some(named.unwrap_or_else(|| "unknown".to_owned()))
 }
 
@@ -865,8 +897,10 @@ impl Supervisor {
             let (link, name) = (link.clone(), forwarded.clone());
             async move { link.call_tool(&name, arguments, ctx).await }
         })
-        // The upstream checks its own arguments.
+        // The upstream checks its own arguments, and decides whether the call becomes a task
+        // (which it does not list): this one becomes a task when the upstream's does.
         .validate_arguments(false)
+        .task(TaskSupport::Optional)
         .scopes(self.mount.scopes.iter().cloned());
         if !self.link.prefix.is_empty() {
             tool = tool.tags([self.link.prefix.clone()]);
@@ -893,6 +927,7 @@ impl Supervisor {
             }
         }
         tool.hidden = hidden;
+        tool.becomes_task_itself = true;
         let entry = match runtime_entry(&tool) {
             Ok(entry) => Arc::new(entry),
             Err(problems) => {

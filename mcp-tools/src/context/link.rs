@@ -61,6 +61,11 @@ pub(crate) trait ClientLink: Send + Sync {
         None
     }
 
+    /// The call asks to become a task now (a tool that says itself when it does: see
+    /// [`Context::become_task`](super::Context::become_task)); nothing where calls never do.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    fn start_task(&self) {}
+
     /// Asks the client `method` with `params` and waits for its result. `key` names the question
     /// among the call's others (stateless input requests); `via` is the queue of the call being
     /// served (its messages travel together); `cancel` is the call's cancellation.
@@ -219,6 +224,8 @@ pub(crate) struct InputLink {
     /// same name: `name-2`), so a call that runs again asks under the same keys.
     count: Mutex<(usize, HashMap<String, usize>)>,
     questions: tokio::sync::Notify,
+    /// Set when the call asked to become a task ([`ClientLink::start_task`]).
+    task_asked: tokio::sync::watch::Sender<bool>,
 }
 
 impl InputLink {
@@ -232,6 +239,7 @@ impl InputLink {
             asked: Mutex::new(Vec::new()),
             count: Mutex::new((0, HashMap::new())),
             questions: Default::default(),
+            task_asked: tokio::sync::watch::Sender::new(false),
         }
     }
 
@@ -270,6 +278,11 @@ impl InputLink {
     /// Whether the call asked something it has no answer to.
     pub fn has_questions(&self) -> bool {
         !self.asked.lock().expect("asked lock").is_empty()
+    }
+
+    /// Resolves once the call asked to become a task ([`ClientLink::start_task`]).
+    pub async fn wait_for_task_start(&self) {
+        let _ = self.task_asked.subscribe().wait_for(|asked| *asked).await;
     }
 
     /// From now on the call is a task: its questions wait for the answers `tasks/update` brings.
@@ -367,6 +380,10 @@ impl TaskQuestions {
 }
 
 impl ClientLink for InputLink {
+    fn start_task(&self) {
+        self.task_asked.send_replace(true);
+    }
+
     fn request<'a>(
         &'a self,
         key: Option<&'a str>,

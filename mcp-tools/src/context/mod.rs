@@ -306,6 +306,15 @@ impl Context {
         self.inner.close_stream.as_ref().is_some_and(|close| close())
     }
 
+    /// Makes this call a task now, if it is to become one at all (a 2026-07-28 client that
+    /// supports tasks, a tool that says itself when it becomes one: a mounted tool, when its
+    /// upstream's call became a task). The client gets the task's handle once the handler next
+    /// waits; a call that cannot become a task goes on as it is.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn become_task(&self) {
+        self.inner.client.start_task();
+    }
+
     /// Whether the client cancelled this call (`notifications/cancelled`). The handler's future
     /// is also dropped at its next `.await` after cancellation; this lets blocking loops stop.
     pub fn is_cancelled(&self) -> bool {

@@ -165,6 +165,9 @@ struct DeferredCatalog {
     index: SearchIndex,
     /// The indexed tools, in index order.
     docs: Vec<Arc<ToolEntry>>,
+    /// The hidden tools: neither searched nor described, but `call` runs them by name (a lost
+    /// upstream's tools, which fail at once saying why).
+    hidden: Vec<Arc<ToolEntry>>,
     config: Arc<DeferredTools>,
     /// Places for searches running a model on blocking threads: one per CPU, the others wait.
     blocking: Arc<tokio::sync::Semaphore>,
@@ -218,6 +221,7 @@ impl DeferredTools {
     pub(crate) fn plan(self: &Arc<Self>, entries: &[Arc<ToolEntry>]) -> (Vec<Arc<ToolEntry>>, Vec<Listed>) {
         let mut listed = Vec::new();
         let mut docs = Vec::new();
+        let hidden = entries.iter().filter(|e| e.hidden).cloned().collect();
         for entry in entries.iter().filter(|e| !e.hidden) {
             let pinned = self.pinned.iter().any(|p| *p == *entry.name) || entry.defer == Some(false);
             if pinned {
@@ -246,7 +250,7 @@ impl DeferredTools {
         let index = SearchIndex::with_options(search_docs, &*self.ranker, self.options);
         let cpus = std::thread::available_parallelism().map_or(2, usize::from);
         let blocking = Arc::new(tokio::sync::Semaphore::new(cpus));
-        let catalog = Arc::new(DeferredCatalog { index, docs, config: self.clone(), blocking });
+        let catalog = Arc::new(DeferredCatalog { index, docs, hidden, config: self.clone(), blocking });
         let meta_tools = meta_entries(&catalog);
         let mut shown: Vec<Listed> = meta_tools.iter().cloned().map(Listed::plain).collect();
         shown.extend(listed);
@@ -295,6 +299,7 @@ fn meta_entry(
         view: None,
         header_params: Vec::new(),
         task: TaskSupport::Forbidden,
+        becomes_task_itself: false,
         // `call` runs the chosen tool with that tool's own timeout and scopes.
         timeout: None,
         scopes: Arc::from([]),
@@ -619,7 +624,11 @@ fn describe(catalog: &DeferredCatalog, args: DescribeArgs, ctx: &Context) -> Too
 
 async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: Context) -> ToolResult {
     let names = &catalog.config.names;
-    let Some(doc) = catalog.index.position(&args.name) else {
+    let entry = match catalog.index.position(&args.name) {
+        Some(doc) => Some(catalog.docs[doc].clone()),
+        None => catalog.hidden.iter().find(|e| *e.name == *args.name).cloned(),
+    };
+    let Some(entry) = entry else {
         let suggestions = suggest(catalog, &args.name, &ctx);
         let mut text = format!("Unknown tool `{}`.", args.name);
         if !suggestions.is_empty() {
@@ -629,7 +638,6 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
         text.push_str(&format!(" Find tools with `{}`.", names.search));
         return ToolResult::error(text);
     };
-    let entry = catalog.docs[doc].clone();
     // The step-up challenge, as for a direct call of the tool.
     if !permits(ctx.auth(), &entry.scopes) {
         return ToolResult::insufficient_scope(&entry.scopes);
@@ -642,12 +650,12 @@ async fn call(catalog: &DeferredCatalog, read_only: bool, args: CallArgs, ctx: C
     }
     let arguments = args.arguments.unwrap_or_else(|| RawValue::from_string("{}".into()).expect("valid JSON"));
     // Through the server's layers, as a direct call of the tool would go.
-    let (name, schema) = (entry.name.clone(), entry.input_schema.clone());
+    let (name, schema, hidden) = (entry.name.clone(), entry.input_schema.clone(), entry.hidden);
     let result = match catalog.config.pipeline.layered(&entry) {
         None => call_entry(&entry, &arguments, ctx).await,
         Some(pipeline) => pipeline.call(entry, arguments, ctx).await,
     };
-    if result.is_error() {
+    if result.is_error() && !hidden {
         // Give the model what it needs to fix the call in one retry.
         return result.text(format!("The input schema of `{name}` is: {schema}"));
     }

@@ -886,6 +886,7 @@ impl Session {
         let cancel = ctx.cancellation_token();
         let key = self.shared.state_key;
         let has_caller = caller.is_some();
+        let becomes_task_itself = entry.becomes_task_itself;
         // A tool's own timeout applies in `call_entry`; the server's to the others.
         let timeout = if entry.timeout.is_none() { self.shared.limits.request_timeout } else { None };
         // The call's future is made inside the request's, not captured by it: a captured future
@@ -913,10 +914,21 @@ impl Session {
             let outcome = match (task_engine, &input) {
                 (Some((tasks, events, reserved)), Some(input)) => {
                     // It runs as a call until it first waits for something other than the
-                    // client's answer: then it becomes a task.
+                    // client's answer (or, for a tool that says itself, until it says so):
+                    // then it becomes a task.
                     let mut call: tasks::Call = Box::pin(run());
-                    match poll_once(&mut call).await {
-                        Some(result) => Ok(result),
+                    let outcome = match becomes_task_itself {
+                        false => poll_once(&mut call).await.map(Ok),
+                        true => tokio::select! {
+                            biased;
+                            result = &mut call => Some(Ok(result)),
+                            () = input.wait_for_questions() => Some(Err(input.take_questions())),
+                            () = input.wait_for_task_start() => None,
+                        },
+                    };
+                    match outcome {
+                        Some(Ok(result)) => Ok(result),
+                        Some(Err(questions)) => Err(questions),
                         None if input.has_questions() => Err(input.take_questions()),
                         None => return Box::pin(tasks.start(call, input, cancel, events, reserved)).await,
                     }

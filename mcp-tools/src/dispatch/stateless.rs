@@ -302,6 +302,15 @@ pub(crate) fn unsupported_version(requested: &str) -> ErrorObject {
 
 /// The error of a request that needs a client capability the client did not declare.
 pub(crate) fn missing_capability(capability: &str) -> ErrorObject {
+    // An extension's identifier (`vendor/name`, e.g. a mounted upstream's need of the tasks
+    // extension) is required under `extensions`.
+    if capability.contains('/') {
+        return ErrorObject {
+            code: MISSING_CLIENT_CAPABILITY,
+            message: format!("Missing required client capability: the `{capability}` extension"),
+            data: Some(json!({"requiredCapabilities": {"extensions": {capability: {}}}})),
+        };
+    }
     ErrorObject {
         code: MISSING_CLIENT_CAPABILITY,
         message: format!("Missing required client capability `{capability}`"),

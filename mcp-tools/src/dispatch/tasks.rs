@@ -282,6 +282,9 @@ fn finish(record: &mut TaskRecord, result: &ToolResult) {
         let error = super::stateless::missing_capability(capability);
         record.status = TaskStatus::Failed;
         record.error = Some(serde_json::to_value(&error).expect("JSON serializes"));
+    } else if let Some(error) = result.protocol_error() {
+        record.status = TaskStatus::Failed;
+        record.error = Some(error.clone());
     } else {
         let raw = serde_json::value::to_raw_value(result).expect("a tool result serializes");
         record.status = TaskStatus::Completed;

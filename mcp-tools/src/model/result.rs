@@ -134,6 +134,11 @@ pub struct ToolResult {
     /// The handler panicked (a task then fails rather than completes).
     #[serde(skip)]
     panicked: bool,
+    /// The call failed at the protocol level, with this JSON-RPC error object (a mounted tool
+    /// whose upstream task failed): a task then fails with it; a call answered at once is a
+    /// failed result like any other.
+    #[serde(skip)]
+    protocol_error: Option<Value>,
     /// The caller lacks these scopes (`ToolError::insufficient_scope`): answered with the
     /// authorization step-up where requests carry tokens.
     #[serde(skip)]
@@ -277,6 +282,16 @@ impl ToolResult {
     /// Whether the handler panicked.
     pub(crate) fn panicked(&self) -> bool {
         self.panicked
+    }
+    /// The failed result of a call that failed at the protocol level with `error` (a JSON-RPC
+    /// error object), saying `message`.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn protocol_failure(message: impl Into<String>, error: Value) -> Self {
+        ToolResult { protocol_error: Some(error), ..ToolResult::error(message) }
+    }
+    /// The JSON-RPC error the call failed with at the protocol level, if it did.
+    pub(crate) fn protocol_error(&self) -> Option<&Value> {
+        self.protocol_error.as_ref()
     }
     /// The client capability whose absence made the call fail, if that is why it failed.
     pub(crate) fn missing_capability(&self) -> Option<&str> {

@@ -181,6 +181,9 @@ pub struct Tool {
     pub(crate) icons: Vec<Icon>,
     pub(crate) defer: Option<bool>,
     pub(crate) task: TaskSupport,
+    /// The call says itself when it becomes a task ([`Context::become_task`]), rather than at
+    /// its first wait (a mounted tool: when its upstream's call does).
+    pub(crate) becomes_task_itself: bool,
     pub(crate) timeout: Option<std::time::Duration>,
     pub(crate) scopes: Arc<[String]>,
     pub(crate) validate_arguments: bool,
@@ -215,6 +218,7 @@ impl Tool {
             icons: Vec::new(),
             defer: None,
             task: TaskSupport::Forbidden,
+            becomes_task_itself: false,
             timeout: None,
             scopes: Arc::from([]),
             validate_arguments: true,

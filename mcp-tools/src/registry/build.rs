@@ -140,6 +140,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         view,
         header_params,
         task: reg.task,
+        becomes_task_itself: false,
         timeout: reg.timeout,
         scopes: reg.scopes.iter().map(|s| (*s).to_owned()).collect(),
         reaches_client: (reg.reaches_client)(),
@@ -227,6 +228,7 @@ pub(crate) fn runtime_entry(tool: &Tool) -> Result<ToolEntry, Vec<String>> {
         view: linked_view(tool.meta.as_ref()),
         header_params,
         task: tool.task,
+        becomes_task_itself: tool.becomes_task_itself,
         timeout: tool.timeout,
         scopes: tool.scopes.clone(),
         // A handler built at run time gets the context: it may ask.

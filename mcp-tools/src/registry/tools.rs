@@ -91,6 +91,9 @@ pub(crate) struct ToolEntry {
     pub header_params: Vec<HeaderParam>,
     /// Whether the tool may (must) run as a task.
     pub task: TaskSupport,
+    /// The call says itself when it becomes a task (`Context::become_task`), rather than at its
+    /// first wait.
+    pub becomes_task_itself: bool,
     /// How long a call may run before it is cancelled (else the server's request timeout).
     pub timeout: Option<std::time::Duration>,
     /// The OAuth scopes a caller needs (enforced where requests carry a verified identity).
