@@ -46,7 +46,7 @@ pub use oauth::{
     ClientAuthMethod, ClientCredentials, DEFAULT_REDIRECT_URI, Headless, Loopback, OAuth, UserAgent,
 };
 pub use result::{CallResult, ServerNotification};
-use wire::{Incoming, Kind, Outgoing, Pipe, SharedWire, header_text};
+use wire::{Incoming, IncomingHandler, IncomingTx, Kind, Outgoing, Pipe, SharedWire, header_text};
 
 use crate::protocol::{Era, Implementation, LATEST_HANDSHAKE_VERSION, LATEST_PROTOCOL_VERSION};
 
@@ -356,19 +356,25 @@ impl ClientBuilder {
     /// process's), with the command's environment as set. The server is stopped when the client
     /// closes or is dropped.
     pub async fn connect_stdio(self, command: tokio::process::Command) -> Result<Client, ClientError> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let pipe = Pipe::spawn(command, tx, self.max_message_bytes)?;
-        self.connect_wire(Arc::new(pipe), rx).await
+        let incoming = IncomingTx::new();
+        let pipe = Pipe::spawn(command, incoming.clone(), self.max_message_bytes)?;
+        self.connect_wire(Arc::new(pipe), incoming).await
     }
 
     /// Connects to the Streamable HTTP endpoint at `url` (`http://127.0.0.1:8080/mcp`), with
     /// the builder's [`auth`](Self::auth) and [`header`](Self::header)s on every request. Closing
     /// the client ends its session (2025-11-25) and its open streams.
     pub async fn connect_http(mut self, url: impl AsRef<str>) -> Result<Client, ClientError> {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let incoming = IncomingTx::new();
         let headers = std::mem::take(&mut self.headers);
-        let wire = http::Http::new(url.as_ref(), headers, self.auth.take(), tx, self.max_message_bytes)?;
-        self.connect_wire(Arc::new(wire), rx).await
+        let wire = http::Http::new(
+            url.as_ref(),
+            headers,
+            self.auth.take(),
+            incoming.clone(),
+            self.max_message_bytes,
+        )?;
+        self.connect_wire(Arc::new(wire), incoming).await
     }
 
     /// Connects over a line-delimited pipe: what `writer` gets, a server reads; what it writes,
@@ -379,9 +385,9 @@ impl ClientBuilder {
         reader: impl tokio::io::AsyncRead + Send + Unpin + 'static,
         writer: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
     ) -> Result<Client, ClientError> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let pipe = Pipe::new(reader, writer, tx, self.max_message_bytes);
-        self.connect_wire(Arc::new(pipe), rx).await
+        let incoming = IncomingTx::new();
+        let pipe = Pipe::new(reader, writer, incoming.clone(), self.max_message_bytes);
+        self.connect_wire(Arc::new(pipe), incoming).await
     }
 
     /// Connects the client to its wire: starts the router, then speaks the first revision the
@@ -389,14 +395,18 @@ impl ClientBuilder {
     pub(crate) async fn connect_wire(
         self,
         wire: SharedWire,
-        incoming: mpsc::UnboundedReceiver<Incoming>,
+        incoming: IncomingTx,
     ) -> Result<Client, ClientError> {
         let capabilities = self.capabilities();
         let (notifications, _) = broadcast::channel(256);
+        let mut envelope = Map::new();
+        envelope.insert("io.modelcontextprotocol/clientCapabilities".into(), capabilities.clone());
+        envelope.insert("io.modelcontextprotocol/clientInfo".into(), json!(self.info));
         let inner = Arc::new(Inner {
             wire,
             info: self.info,
             capabilities,
+            envelope,
             timeout: self.timeout,
             sampling: self.sampling,
             elicitation: self.elicitation,
@@ -411,11 +421,20 @@ impl ClientBuilder {
             closed: CancellationToken::new(),
             sessions: tokio::sync::Mutex::new(0),
         });
-        tokio::spawn(route(Arc::downgrade(&inner), incoming));
+        incoming.ready(router(Arc::downgrade(&inner)));
         let client = Client { inner };
         client.start(self.era).await?;
         Ok(client)
     }
+}
+
+/// A request as sent: its parameters borrowed, not copied into a message of their own.
+#[derive(serde::Serialize)]
+struct RequestMessage<'a> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'a str,
+    params: &'a Value,
 }
 
 /// What the client learnt connecting.
@@ -432,6 +451,8 @@ struct Inner {
     wire: SharedWire,
     info: Implementation,
     capabilities: Value,
+    /// The 2026-07-28 envelope but its revision: made once, cloned into each request.
+    envelope: Map<String, Value>,
     timeout: Duration,
     sampling: Option<QuestionHandler>,
     elicitation: Option<QuestionHandler>,
@@ -547,10 +568,8 @@ impl Client {
     /// that names this one among those it supports (SEP-2575: the client retries with a
     /// supported one), it is asked once more.
     async fn discover(&self) -> Result<Connected, ClientError> {
-        let discover = || {
-            let params = json!({"_meta": self.envelope(LATEST_PROTOCOL_VERSION)});
-            self.raw_request("server/discover", params, None, Vec::new(), None, None)
-        };
+        let params = json!({"_meta": self.envelope(LATEST_PROTOCOL_VERSION)});
+        let discover = || self.raw_request("server/discover", &params, None, Vec::new(), None, None);
         let result = match discover().await {
             Err(ClientError::Rpc { code, data: Some(data), .. })
                 if code == i64::from(crate::protocol::stateless::UNSUPPORTED_PROTOCOL_VERSION)
@@ -587,7 +606,7 @@ impl Client {
             "capabilities": self.inner.capabilities,
             "clientInfo": self.inner.info,
         });
-        let result = self.raw_request("initialize", params, None, Vec::new(), None, None).await?;
+        let result = self.raw_request("initialize", &params, None, Vec::new(), None, None).await?;
         let version = result["protocolVersion"].as_str().unwrap_or(LATEST_HANDSHAKE_VERSION).to_owned();
         self.inner.wire.set_protocol_version(&version);
         let connected = Connected {
@@ -621,11 +640,9 @@ impl Client {
 
     /// The envelope of a 2026-07-28 request (`params._meta`).
     fn envelope(&self, version: &str) -> Value {
-        json!({
-            "io.modelcontextprotocol/protocolVersion": version,
-            "io.modelcontextprotocol/clientCapabilities": self.inner.capabilities,
-            "io.modelcontextprotocol/clientInfo": self.inner.info,
-        })
+        let mut envelope = self.inner.envelope.clone();
+        envelope.insert("io.modelcontextprotocol/protocolVersion".into(), json!(version));
+        Value::Object(envelope)
     }
 
     /// Sends a notification.
@@ -685,13 +702,12 @@ impl Client {
             let name = name_of(method, &params);
             let sessions = *self.inner.sessions.lock().await;
             let auth = options.authorization.clone();
-            let sent =
-                self.raw_request(method, params.clone(), name.clone(), Vec::new(), route.clone(), auth).await;
+            let sent = self.raw_request(method, &params, name.clone(), Vec::new(), route.clone(), auth).await;
             return match sent {
                 // The server ended the session, and did not run the request: once more in a new one.
                 Err(ClientError::Transport(_)) if self.reopen(sessions).await? => {
                     let auth = options.authorization.clone();
-                    self.raw_request(method, params, name, Vec::new(), route, auth).await
+                    self.raw_request(method, &params, name, Vec::new(), route, auth).await
                 }
                 other => other,
             };
@@ -720,8 +736,11 @@ impl Client {
             }
             declared["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
         }
-        let meta = params["_meta"].as_object().cloned().unwrap_or_default();
-        let mut merged = envelope.as_object().cloned().unwrap_or_default();
+        let meta = match params.as_object_mut().and_then(|p| p.remove("_meta")) {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        let Value::Object(mut merged) = envelope else { unreachable!("the envelope is an object") };
         merged.extend(meta);
         params["_meta"] = Value::Object(merged);
         let headers = self.param_headers(method, &params);
@@ -730,7 +749,7 @@ impl Client {
             let result = self
                 .raw_request(
                     method,
-                    params.clone(),
+                    &params,
                     name,
                     headers.clone(),
                     route.clone(),
@@ -860,7 +879,7 @@ impl Client {
     async fn raw_request(
         &self,
         method: &str,
-        params: Value,
+        params: &Value,
         name: Option<String>,
         param_headers: Vec<(String, String)>,
         route: Option<Route>,
@@ -876,9 +895,8 @@ impl Client {
             self.inner.routes.lock().expect("routes lock").insert(id, route);
         }
         let mut waiting = Waiting { inner: &self.inner, id, answered: false };
-        let bytes =
-            serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-                .expect("JSON serializes");
+        let bytes = serde_json::to_vec(&RequestMessage { jsonrpc: "2.0", id, method, params })
+            .expect("JSON serializes");
         let kind = Kind::Request { method: method.to_owned(), name };
         self.inner.wire.send(Outgoing { bytes, kind, param_headers, authorization }).await?;
         let answer = tokio::time::timeout(self.inner.timeout, rx).await;
@@ -1256,11 +1274,15 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// Takes what the wire receives: answers go to their requests, the server's requests to the
-/// handlers (answered on the wire), notifications to their listeners.
-async fn route(inner: std::sync::Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Incoming>) {
-    while let Some(received) = incoming.recv().await {
-        let Some(inner) = inner.upgrade() else { return };
+/// Takes what the wire receives (on the wire's task): answers go to their requests, the
+/// server's requests to the handlers (answered on the wire), notifications to their listeners.
+/// Once the connection has ended (or the client is gone), it takes nothing more.
+fn router(inner: std::sync::Weak<Inner>) -> IncomingHandler {
+    Arc::new(move |received| {
+        let Some(inner) = inner.upgrade() else { return false };
+        if inner.closed.is_cancelled() && !matches!(received, Incoming::Closed(_)) {
+            return false;
+        }
         match received {
             Incoming::Message(bytes) => deliver(&inner, &bytes, None),
             Incoming::Related(bytes, request) => deliver(&inner, &bytes, Some(request)),
@@ -1276,13 +1298,11 @@ async fn route(inner: std::sync::Weak<Inner>, mut incoming: mpsc::UnboundedRecei
                     tracing::debug!(%why, "the connection to the server ended");
                 }
                 end(&inner);
-                return;
+                return false;
             }
         }
-    }
-    if let Some(inner) = inner.upgrade() {
-        end(&inner);
-    }
+        true
+    })
 }
 
 /// The connection ended: every request waiting fails.
@@ -1323,7 +1343,7 @@ fn route_of(
 }
 
 /// One message from the server.
-fn handle(inner: &Arc<Inner>, message: Value, related: Option<i64>) {
+fn handle(inner: &Arc<Inner>, mut message: Value, related: Option<i64>) {
     let method = message["method"].as_str().map(str::to_owned);
     match (method, message.get("id")) {
         // An answer to one of ours.
@@ -1336,7 +1356,7 @@ fn handle(inner: &Arc<Inner>, message: Value, related: Option<i64>) {
                     message: error["message"].as_str().unwrap_or_default().to_owned(),
                     data: error.get("data").cloned(),
                 }),
-                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+                None => Ok(message.as_object_mut().and_then(|m| m.remove("result")).unwrap_or(Value::Null)),
             };
             let _ = waiter.send(answer);
         }

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
-use tokio::sync::mpsc;
 
 use super::error::ClientError;
 
@@ -66,8 +65,52 @@ pub(crate) enum Incoming {
     Closed(Option<String>),
 }
 
-/// The queue a wire puts what it receives on.
-pub(crate) type IncomingTx = mpsc::UnboundedSender<Incoming>;
+/// What takes a wire's messages once the client is ready: whether it still wants them.
+pub(crate) type IncomingHandler = Arc<dyn Fn(Incoming) -> bool + Send + Sync>;
+
+/// Where a wire puts what it receives. Once the client is ready, a message is handed to it on
+/// the wire's own task (an answer reaches its waiting request with no hop through a queue and
+/// another task); what comes before waits, in order.
+#[derive(Clone)]
+pub(crate) struct IncomingTx(Arc<Mutex<Sink>>);
+
+enum Sink {
+    Early(Vec<Incoming>),
+    Ready(IncomingHandler),
+}
+
+impl IncomingTx {
+    pub fn new() -> IncomingTx {
+        IncomingTx(Arc::new(Mutex::new(Sink::Early(Vec::new()))))
+    }
+
+    /// Hands `incoming` to the client; `Err` when it wants no more.
+    pub fn send(&self, incoming: Incoming) -> Result<(), ()> {
+        let handler = {
+            let mut sink = self.0.lock().expect("incoming lock");
+            match &mut *sink {
+                Sink::Early(waiting) => {
+                    waiting.push(incoming);
+                    return Ok(());
+                }
+                Sink::Ready(handler) => handler.clone(),
+            }
+        };
+        if handler(incoming) { Ok(()) } else { Err(()) }
+    }
+
+    /// The client is ready: what waited is handed to `handler`, then everything that comes.
+    pub fn ready(&self, handler: IncomingHandler) {
+        let mut sink = self.0.lock().expect("incoming lock");
+        if let Sink::Early(waiting) = std::mem::replace(&mut *sink, Sink::Ready(handler.clone())) {
+            for incoming in waiting {
+                if !handler(incoming) {
+                    break;
+                }
+            }
+        }
+    }
+}
 
 /// A connection's wire.
 pub(crate) trait Wire: Send + Sync + 'static {
