@@ -47,8 +47,8 @@
 //!
 //! **Changes.** An upstream's list changes (2025-11-25 notifications, a 2026-07-28 listen stream)
 //! are followed: its items are listed again and this server's clients are told. An upstream that
-//! cannot be reached is connected again with back-off (0.5 s, doubling to 30 s); while it is
-//! down its tools are neither listed nor searched (a call fails at once, saying why and when the
+//! cannot be reached is connected again with back-off (0.5 s, doubling to 30 s, and from 0.5 s
+//! again once a connection has lasted 30 s); while it is down its tools are neither listed nor searched (a call fails at once, saying why and when the
 //! next attempt is) and its resources and prompts are not listed.
 //!
 //! **Credentials, and the confused deputy.** An upstream's credentials are its own, configured
@@ -181,7 +181,8 @@ impl Upstream {
     /// HTTP: passes the access token this server's caller presented on to the upstream, on
     /// the requests made for that caller (tool calls, resource reads, prompts, and the task
     /// requests that follow them), in place of the upstream's own credentials, which then serve
-    /// only this server's own requests (connecting, listing, following changes). A caller
+    /// only this server's own requests (connecting, listing, following changes, and the
+    /// argument completions it forwards, which carry no caller). A caller
     /// without a token (no authorization here, or over stdio) is refused before anything is
     /// sent upstream.
     ///
