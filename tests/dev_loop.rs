@@ -65,6 +65,9 @@ struct Host {
     stdin: Option<ChildStdin>,
     messages: mpsc::Receiver<Value>,
     next_id: i64,
+    /// What `dev` wrote to stderr (its build's output among it): shown only if the test fails,
+    /// so that a passing run prints none of the failed builds the tests cause on purpose.
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Host {
@@ -78,9 +81,20 @@ impl Host {
             .env("CARGO_NET_OFFLINE", "true")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let captured = stderr.clone();
+        let child_stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(child_stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut captured = captured.lock().unwrap();
+                captured.push_str(&line);
+                captured.push('\n');
+            }
+        });
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, messages) = mpsc::sync_channel(64);
@@ -94,7 +108,7 @@ impl Host {
                 }
             }
         });
-        Host { child, stdin: Some(stdin), messages, next_id: 1 }
+        Host { child, stdin: Some(stdin), messages, next_id: 1, stderr }
     }
 
     fn send(&mut self, message: &Value) {
@@ -170,6 +184,9 @@ impl Drop for Host {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("--- what `dev` wrote to stderr ---\n{}", self.stderr.lock().unwrap());
+        }
     }
 }
 
