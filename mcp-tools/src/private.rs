@@ -268,7 +268,7 @@ impl<T: DeserializeOwned + JsonSchema> ToolArg for T {}
     message = "`{Self}` cannot be a #[tool] argument: it does not implement `serde::Deserialize`",
     label = "this argument type",
     note = "derive `serde::Deserialize` for it: the call's arguments are decoded into it",
-    note = "if it already derives `Deserialize`, your crate may use another major version of serde than mcp-tools (1.x): `cargo tree -d -i serde` shows duplicates; `mcp_tools::serde` is the one to use"
+    note = "if it already derives `Deserialize`, your crate may use another major version of serde than mcp-tools (1.x): `cargo tree -d` lists the duplicates, `cargo tree -i serde@VERSION` who brings that one in; `mcp_tools::serde` is the one to use"
 )]
 pub trait ArgDeserialize: DeserializeOwned {}
 #[diagnostic::do_not_recommend]
@@ -279,7 +279,7 @@ impl<T: DeserializeOwned> ArgDeserialize for T {}
     message = "`{Self}` cannot be a #[tool] argument: it does not implement `schemars::JsonSchema`",
     label = "this argument type",
     note = "derive `schemars::JsonSchema` for it: the tool's input schema is generated from it",
-    note = "if it already derives `JsonSchema`, your crate may use another major version of schemars than mcp-tools (1.x; 0.8 is a different crate to Rust): `cargo tree -d -i schemars` shows duplicates; depend on `schemars = \"1\"`, or use `mcp_tools::schemars`"
+    note = "if it already derives `JsonSchema`, your crate may use another major version of schemars than mcp-tools (1.x; 0.8 is a different crate to Rust): `cargo tree -d` lists the duplicates, `cargo tree -i schemars@0.8` who brings 0.8 in; depend on `schemars = \"1\"`, or use `mcp_tools::schemars`"
 )]
 pub trait ArgSchema: JsonSchema {}
 #[diagnostic::do_not_recommend]
@@ -300,7 +300,7 @@ pub const fn assert_output_parts<T: OutputSerialize + OutputSchema + OutputSend>
     message = "`{Self}` cannot be returned from a #[tool] function: it does not implement `serde::Serialize`",
     label = "this return type",
     note = "derive `serde::Serialize` for it (for `Vec<T>`, `Option<T>`, a map or a tuple: for the element types), or return `String`, `()` or `mcp_tools::ToolResult`",
-    note = "if it already derives `Serialize`, your crate may use another major version of serde than mcp-tools (1.x): `cargo tree -d -i serde` shows duplicates"
+    note = "if it already derives `Serialize`, your crate may use another major version of serde than mcp-tools (1.x): `cargo tree -d` lists the duplicates, `cargo tree -i serde@VERSION` who brings that one in"
 )]
 pub trait OutputSerialize: Serialize {}
 #[diagnostic::do_not_recommend]
@@ -311,7 +311,7 @@ impl<T: Serialize> OutputSerialize for T {}
     message = "`{Self}` cannot be returned from a #[tool] function: it does not implement `schemars::JsonSchema`",
     label = "this return type",
     note = "derive `schemars::JsonSchema` for it (for `Vec<T>`, `Option<T>`, a map or a tuple: for the element types): the tool's output schema is generated from it",
-    note = "if it already derives `JsonSchema`, your crate may use another major version of schemars than mcp-tools (1.x; 0.8 is a different crate to Rust): `cargo tree -d -i schemars` shows duplicates"
+    note = "if it already derives `JsonSchema`, your crate may use another major version of schemars than mcp-tools (1.x; 0.8 is a different crate to Rust): `cargo tree -d` lists the duplicates, `cargo tree -i schemars@0.8` who brings 0.8 in"
 )]
 pub trait OutputSchema: JsonSchema {}
 #[diagnostic::do_not_recommend]
