@@ -225,7 +225,7 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
     let usage = USAGE.replace("{bin}", &bin);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let serving = matches!(args.as_slice(), [] | ["--http", ..]);
-    if let (true, Some(warning)) = (serving, server.empty_catalog_warning()) {
+    if let (true, Some(warning)) = (serving, server.empty_catalog_warning(MAIN_FIX)) {
         tracing::warn!("{warning}");
     }
     match args.as_slice() {
@@ -254,7 +254,7 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
             ExitCode::SUCCESS
         }
         ["list"] => {
-            if let Some(warning) = server.empty_catalog_warning() {
+            if let Some(warning) = server.empty_catalog_warning(MAIN_FIX) {
                 eprintln!("warning: {warning}");
             }
             print_json(&server.tools_json());
@@ -566,3 +566,6 @@ fn shut_down(telemetry: Option<Telemetry>) {
     #[cfg(not(feature = "otel"))]
     let _ = telemetry;
 }
+
+/// Where a binary names its library (see [`Server::empty_catalog_warning`]).
+const MAIN_FIX: &str = "to main.rs (`mcp_tools::main!()` does it for the package's own library)";

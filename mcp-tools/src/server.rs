@@ -962,18 +962,19 @@ impl Server {
     /// The warning for a server that serves nothing: no tools, resources or prompts. The usual
     /// cause is `#[tool]` functions in a library crate the binary never names, which the linker
     /// then leaves out.
-    pub(crate) fn empty_catalog_warning(&self) -> Option<String> {
+    /// `fix` says where the line that names the library goes.
+    pub(crate) fn empty_catalog_warning(&self, fix: &str) -> Option<String> {
         let catalog = self.shared.catalog.load();
         let empty = self.shared.registry.load().tools().is_empty()
             && catalog.resources().is_empty()
             && catalog.templates().is_empty()
             && catalog.prompts().is_empty();
         empty.then(|| {
-            "this server has no tools, resources or prompts. If its #[tool] functions are in a library \
-             crate, the binary must name that crate or the linker leaves them out: add `use my_library as _;` \
-             to main.rs (`mcp_tools::main!()` does it for the package's own library). See the README's \
-             Troubleshooting section."
-                .to_owned()
+            format!(
+                "this server has no tools, resources or prompts. If its #[tool] functions are in a \
+                 library crate, the crate that builds the server must name it or the linker leaves \
+                 them out: add `use my_library as _;` {fix}. See the README's Troubleshooting section."
+            )
         })
     }
 

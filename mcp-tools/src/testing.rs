@@ -279,7 +279,25 @@ impl std::fmt::Debug for TestClient {
 /// linker left out (they live in a library crate the test never names): say so where the test's
 /// output shows it.
 fn warn_if_empty(server: &Server) {
-    if let Some(warning) = server.empty_catalog_warning() {
+    if let Some(warning) = empty_warning(server) {
         eprintln!("mcp_tools::testing: {warning}");
+    }
+}
+
+fn empty_warning(server: &Server) -> Option<String> {
+    server.empty_catalog_warning(
+        "at the top of the test file (each file in tests/ is a crate of its own, linked with the \
+         library only if it names it)",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_empty_test_server_says_where_the_library_is_to_be_named() {
+        let empty = crate::Server::builder().inventory(false).build().unwrap();
+        let warning = super::empty_warning(&empty).expect("a warning");
+        assert!(warning.contains("use my_library as _;") && warning.contains("the test file"), "{warning}");
+        assert!(!warning.contains("main.rs"), "{warning}");
     }
 }
