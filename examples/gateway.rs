@@ -28,9 +28,9 @@
 //! that environment variable. `"prefix"` replaces the name as the prefix of the server's items
 //! (`"prefix": "gh"` → `gh_create_issue`); `"prefix": ""` serves them under their own names
 //! (`create_issue`, resources and prompts unchanged), e.g. to put one server behind the gateway
-//! as it is. Two servers' items with one name fail the start, naming both. A server that exits is started again with back-off; while it is
-//! down its tools leave the list and the search, and a call to one fails at once saying why.
-//! One slow or failing server never holds up the others.
+//! as it is. Two servers' items with one name fail the start, naming both. A server that exits
+//! is started again with back-off; while it is down its tools leave the list and the search, and
+//! a call to one fails at once saying why. One slow or failing server never holds up the others.
 //!
 //! After `--http ADDR` come the HTTP options of any server of this crate (`--sse`,
 //! `--resumable`, `--stateless`, `--allow-host HOST`, `--auth-*` …): scripts/interop.sh runs the
