@@ -933,3 +933,37 @@ async fn tools_with_invalid_header_declarations_are_left_out_in_2026() {
     assert_eq!(client.list_tools().await.unwrap().len(), 12);
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_to_another_origin() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // Elsewhere: a real server, and how many requests reached it.
+    let reached = Arc::new(AtomicUsize::new(0));
+    let elsewhere = serve(&server(), HttpOptions::new()).await;
+    let counting = reached.clone();
+    let target = elsewhere.clone();
+    let app =
+        axum::Router::new().route(
+            "/mcp",
+            axum::routing::any(move || {
+                counting.fetch_add(1, Ordering::SeqCst);
+                let target = target.clone();
+                async move {
+                    (axum::http::StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, target)])
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let redirecting = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    for era in [EraChoice::Handshake, EraChoice::Auto] {
+        let refused = builder().era(era).auth(BearerToken::new(TOKEN)).connect_http(&redirecting).await;
+        let Err(error) = refused else { panic!("{era:?}: connected through a redirect") };
+        let error = error.to_string();
+        assert!(error.contains("307"), "{era:?}: {error}");
+    }
+    assert!(reached.load(Ordering::SeqCst) >= 2, "the redirecting server was asked");
+    // The server the redirect named was never reached: connecting to it directly still works.
+    let direct = builder().connect_http(&elsewhere).await.unwrap();
+    assert_eq!(direct.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap().text(), "3");
+}

@@ -186,8 +186,12 @@ impl Http {
             })?;
             map.append(header, value);
         }
+        // Every request goes to the configured URL and nowhere else: a redirect is not followed
+        // (it would take the session, the credentials and the calls to another origin); the
+        // server's 3xx is the request's error.
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ClientError::Transport(format!("cannot make an HTTP client: {e}")))?;
         Ok(Http {
