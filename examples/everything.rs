@@ -1,6 +1,7 @@
 //! The fixture of the official MCP conformance suite: every tool, resource and prompt its
 //! scenarios call, with the names and texts they expect, for both protocol eras (2025-11-25 and
-//! 2026-07-28: the same tools answer both).
+//! 2026-07-28: the same tools answer both), and the skills of `examples/skills/` (the Skills
+//! extension's scenarios).
 //!
 //! ```sh
 //! cargo run --example everything -- --http 127.0.0.1:3000 --sse --resumable
@@ -681,7 +682,10 @@ fn main() -> ExitCode {
         .tool(json_schema_2020_12_tool())
         .tool(dynamic_tool())
         .prompt(dynamic_prompt())
-        .completer(|_, _| async { Vec::new() });
+        .completer(|_, _| async { Vec::new() })
+        // The Skills extension's scenarios (sep-2640-*): two skills, one under folders of its
+        // own (skill://acme/billing/refunds/SKILL.md), embedded in the binary.
+        .skills(mcp_tools::skills!("examples/skills"));
     let server = match builder.build() {
         Ok(server) => server,
         Err(e) => {

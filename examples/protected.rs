@@ -94,8 +94,9 @@ async fn whoami(auth: Auth) -> Caller {
 
 fn main() -> ExitCode {
     Server::builder()
+        // Cargo's version and description (`protected server-json` lists them), another name.
+        .cargo_package(mcp_tools::cargo_package!())
         .name("protected-notes")
-        .version(env!("CARGO_PKG_VERSION"))
         .instructions("A shared notes store. Adding needs notes:write, purging notes:admin.")
         .state(Notes::default())
         .run()

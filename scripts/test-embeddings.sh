@@ -9,8 +9,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 MCP_TOOLS_MODEL=$(bash scripts/fetch-model.sh)
 export MCP_TOOLS_MODEL="$PWD/$MCP_TOOLS_MODEL"
-cargo test -p mcp-tools --features embeddings --test sentence_embedder
+cargo test -p mcp-tools-rs --features embeddings --test sentence_embedder
 # The encoder, its int8 products and its vectorised math (unit tests that need the feature).
-cargo test -p mcp-tools --features embeddings --lib deferred::
-cargo test -p mcp-tools --features embeddings --doc SentenceEmbedder
-cargo test -p mcp-tools --features embeddings --doc from_model
+cargo test -p mcp-tools-rs --features embeddings --lib deferred::
+cargo test -p mcp-tools-rs --features embeddings --doc SentenceEmbedder
+cargo test -p mcp-tools-rs --features embeddings --doc from_model

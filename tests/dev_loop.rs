@@ -35,7 +35,7 @@ fn package(name: &str, lib: &str, main: &str) -> (PathBuf, PathBuf) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-tools-{name}-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
-        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nmcp-tools = {{ path = {:?}, features = [\"auth\"] }}\n\n[workspace]\n",
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?}, features = [\"auth\"] }}\n\n[workspace]\n",
         root.join("mcp-tools")
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();

@@ -25,7 +25,7 @@ fn package(main: &str) -> PathBuf {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-tools-libtools-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
-        "[package]\nname = \"libtools\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nmcp-tools = {{ path = {:?}, features = [\"auth\"] }}\n\n[workspace]\n",
+        "[package]\nname = \"libtools\"\nversion = \"0.1.0\"\nedition = \"2024\"\ndescription = \"Tools from a library.\"\nrepository = \"https://github.com/octo/libtools\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?}, features = [\"auth\"] }}\n\n[workspace]\n",
         root.join("mcp-tools")
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
@@ -58,6 +58,17 @@ fn tools_of_the_package_library_are_served_and_an_empty_server_says_why() {
     let dir = package("mcp_tools::main!();\n");
     let (tools, _) = build_and_list(&dir);
     assert!(tools.contains("\"hello_from_lib\""), "main!() links the library's tools: {tools}");
+    // main!() captures the package's Cargo facts where it expands: its registry entry has them.
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let entry = Command::new(target.join("debug/libtools")).arg("server-json").output().unwrap();
+    let entry: serde_json::Value = serde_json::from_slice(&entry.stdout).expect("server-json prints JSON");
+    assert_eq!(entry["name"], "io.github.octo/libtools", "derived from the repository");
+    assert_eq!(entry["version"], "0.1.0");
+    assert_eq!(entry["description"], "Tools from a library.");
+    assert_eq!(
+        entry["_meta"]["io.modelcontextprotocol.registry/publisher-provided"]["tools"]["names"][0],
+        "hello_from_lib"
+    );
 
     // A main written by hand that never names the library serves nothing, and says why.
     std::fs::write(

@@ -98,8 +98,8 @@ fn create_search_delete_round_trip() {
     // The same JSON is also sent as text for clients that only read text.
     assert_eq!(serde_json::from_str::<Value>(&tool_text(&created)).unwrap(), *note);
 
-    let (found, _) = server
-        .request("tools/call", json!({"name": "search_notes", "arguments": {"query": "bread", "tag": null}}));
+    let (found, _) =
+        server.request("tools/call", json!({"name": "search_notes", "arguments": {"query": "bread"}}));
     assert_eq!(found["result"]["structuredContent"]["total"], 1);
     assert_eq!(found["result"]["structuredContent"]["notes"][0]["id"], id);
 

@@ -174,8 +174,16 @@ async fn defaults_and_options_fill_missing_arguments() {
     let c = client().await;
     let r = c.call("greet", json!({"name": "Ada"})).await.unwrap();
     assert_eq!(r.text(), "Hello, Ada!");
-    let r = c.call("greet", json!({"name": "Ada", "times": 2, "punctuation": null})).await.unwrap();
+    let r = c.call("greet", json!({"name": "Ada", "times": 2})).await.unwrap();
     assert_eq!(r.text(), "Hello, Ada! Hello, Ada!");
+    // The advertised schema of an optional argument has no `null`: it is left out, not sent null.
+    let r = c.call("greet", json!({"name": "Ada", "punctuation": null})).await.unwrap();
+    assert!(r.is_error());
+    assert!(
+        r.text().contains("- /punctuation: null is not allowed: omit the field instead\n"),
+        "{}",
+        r.text()
+    );
     assert!(r.structured().is_none(), "a string result is plain text");
 }
 

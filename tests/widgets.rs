@@ -126,3 +126,44 @@ fn two_different_views_with_one_name_are_a_start_up_error() {
     let err = Server::builder().app_view(clash).build().unwrap_err();
     assert!(err.problems()[0].contains("two different app views are named `temperature-chart`"), "{err}");
 }
+
+#[tokio::test]
+async fn a_server_with_views_declares_mcp_apps_and_a_tool_reads_whether_its_host_renders_them() {
+    let views = |ctx: mcp_tools::Context| {
+        let ui = ctx
+            .client_extension(mcp_tools::extensions::UI)
+            .and_then(|ui| ui["mimeTypes"].as_array().cloned());
+        let renders = ui.is_some_and(|types| types.iter().any(|t| t == mcp_tools::APP_MIME_TYPE));
+        async move { Ok(ToolResult::new().text(if renders { "a view" } else { "text only" })) }
+    };
+    let probe = Tool::new(
+        "probe",
+        "Says whether the host renders views.",
+        json!({"type": "object"}),
+        move |_, ctx| views(ctx),
+    );
+    let view = AppView::new("probe-view", "<!doctype html><html><body>probe</body></html>");
+    let server = Server::builder().app_view(view).tool(probe).build().unwrap();
+    let host =
+        json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [mcp_tools::APP_MIME_TYPE]}}});
+    let session = TestClient::connect_with(&server, host.clone(), |_, _| unreachable!()).await;
+    let stateless = TestClient::connect_stateless_with(&server, host, |_, _| unreachable!());
+    for client in [&session, &stateless] {
+        assert_eq!(client.call("probe", json!({})).await.unwrap().text(), "a view", "{:?}", client.era());
+    }
+    assert_eq!(
+        TestClient::connect(&server).await.call("probe", json!({})).await.unwrap().text(),
+        "text only"
+    );
+    // The extension is declared in both eras, beside the tasks' in 2026-07-28.
+    let initialize = TestClient::connect_uninitialized(&server)
+        .request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}))
+        .await
+        .unwrap();
+    assert_eq!(initialize["capabilities"]["extensions"], json!({"io.modelcontextprotocol/ui": {}}));
+    let discover = stateless.request("server/discover", json!({})).await.unwrap();
+    assert_eq!(
+        discover["capabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}, "io.modelcontextprotocol/ui": {}})
+    );
+}

@@ -9,6 +9,8 @@ mod docs;
 mod expand;
 mod kind;
 mod signature;
+#[cfg(feature = "skills")]
+mod skills;
 mod symbol;
 
 use proc_macro::TokenStream;
@@ -36,4 +38,12 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn main(input: TokenStream) -> TokenStream {
     expand::main(input.into()).into()
+}
+
+/// Embeds a folder of Agent Skills, checking each `SKILL.md`'s front matter. Documented in
+/// `mcp_tools::skills!`.
+#[cfg(feature = "skills")]
+#[proc_macro]
+pub fn skills(input: TokenStream) -> TokenStream {
+    skills::expand(input.into()).into()
 }

@@ -1,5 +1,5 @@
-//! The ready-made command line every server binary gets: serve stdio, `list`, `call`, `--help`,
-//! `--http`; and the `run` methods that start it.
+//! The ready-made command line every server binary gets: serve stdio, `list`, `call`,
+//! `server-json`, `--help`, `--http`; and the `run` methods that start it.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 #[cfg(feature = "otel")]
 use crate::middleware::Telemetry;
+use crate::model::server_json::{Package, Serving};
 use crate::protocol::Implementation;
 use crate::server::{Server, ServerBuilder};
 use crate::transport::memory::Connection;
@@ -38,6 +39,22 @@ USAGE:
       --auth-token-file F    static tokens, one a line: TOKEN SUBJECT [SCOPE ...]
       --auth-scopes A,B    scopes every request needs (feature `auth`)
       --auth-allow-jwt-typ also accept the issuer's JWTs typed JWT or untyped, not at+jwt
+  {bin} server-json [OPTIONS]
+      print the server's entry for the MCP registry (server.json, schema 2025-12-11): name,
+      version and description from Cargo, packages, remotes, their arguments and environment,
+      and in _meta the transports and tools. Exit code 2, with every reason, when it cannot.
+      --name NAME          its name in the registry, reverse-DNS: io.github.USER/SERVER, or
+                           com.example/SERVER for a domain you own (default: ServerJson::name,
+                           else io.github.OWNER/NAME from a github.com repository)
+      --description TEXT   at most 100 characters (default: Cargo's description)
+      --package TYPE=ID    a package clients run it from, TYPE one of npm, pypi, nuget, oci
+                           (ID an image with its tag), mcpb (ID a release asset's URL, then
+                           --sha256 HEX); {version} in ID is the server's version; repeatable
+      --remote URL         a Streamable HTTP endpoint where it is hosted; repeatable
+      --http ADDR [HTTP OPTIONS]
+                           the packages serve Streamable HTTP (`--http ADDR ...`), not stdio;
+                           the --auth-* values given become the arguments' defaults, and
+                           --auth-token-file makes the remotes ask for a bearer token
   {bin} dev
       the development loop, run by the MCP host as `cargo run -- dev`: serves stdio through a
       child server, rebuilds when the package's sources change and swaps the new server in
@@ -176,6 +193,8 @@ impl Server {
     /// * `list`: print the tools as the JSON that `tools/list` sends;
     /// * `call NAME [JSON-ARGS]`: call a tool in-process and print the result (exit code 1 when
     ///   it is an error result);
+    /// * `server-json [OPTIONS]`: print the server's entry for the MCP registry
+    ///   ([`Server::server_json`], with the options' name, description, packages and remotes);
     /// * `--http ADDR [OPTIONS]`: serve Streamable HTTP;
     /// * `--help`, `--version`.
     pub async fn run_cli<I, S>(&self, args: I) -> ExitCode
@@ -273,11 +292,114 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
             }
         }
         ["--http", rest @ ..] => http(server, rest, &usage).await,
+        ["server-json", rest @ ..] => server_json(server, rest, &usage),
         ["dev"] => crate::dev::run(server).await,
         _ => {
             eprintln!("error: unexpected arguments {args:?}\n\n{usage}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `server-json [OPTIONS]`: the registry entry, on stdout.
+fn server_json(server: &Server, args: &[&str], usage: &str) -> ExitCode {
+    let mut config = server.server_json_config().clone();
+    let mut serving = Serving::default();
+    let (mut packages, mut remotes) = (Vec::new(), Vec::new());
+    let mut rest = args;
+    while let Some((arg, tail)) = rest.split_first() {
+        rest = tail;
+        let (flag, inline) = split_flag(arg);
+        let takes_value = matches!(
+            flag,
+            "--name"
+                | "--description"
+                | "--package"
+                | "--sha256"
+                | "--remote"
+                | "--http"
+                | "--auth-audience"
+                | "--auth-issuer"
+                | "--auth-token-file"
+                | "--auth-scopes"
+                | "--allow-host"
+                | "--allow-origin"
+                | "--path"
+        );
+        let value = match (takes_value, inline) {
+            (true, Some(value)) => value.to_owned(),
+            (true, None) => match rest.split_first() {
+                Some((value, tail)) => {
+                    rest = tail;
+                    (*value).to_owned()
+                }
+                None => {
+                    eprintln!("error: {flag} needs a value");
+                    return ExitCode::from(2);
+                }
+            },
+            (false, Some(_)) => {
+                eprintln!("error: {flag} takes no value");
+                return ExitCode::from(2);
+            }
+            (false, None) => String::new(),
+        };
+        match flag {
+            "--name" => config = config.name(value),
+            "--description" => config = config.description(value),
+            "--package" => match Package::parse(&value) {
+                Ok(package) => packages.push(package),
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(2);
+                }
+            },
+            "--sha256" => match packages.last_mut() {
+                Some(package) => package.sha256 = Some(value),
+                None => {
+                    eprintln!("error: --sha256 goes after the --package it is the digest of");
+                    return ExitCode::from(2);
+                }
+            },
+            "--remote" => remotes.push(value),
+            "--http" => serving.http = Some(value),
+            "--auth-audience" | "--auth-issuer" | "--auth-token-file" | "--auth-scopes" | "--allow-host"
+            | "--allow-origin" | "--path" => serving.options.push((flag.to_owned(), Some(value))),
+            "--auth-allow-jwt-typ" | "--stateless" | "--sse" | "--resumable" | "--allow-any-host" => {
+                serving.options.push((flag.to_owned(), None));
+            }
+            other => {
+                eprintln!("error: unknown option {other:?} of server-json\n\n{usage}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if !packages.is_empty() {
+        config.packages = packages;
+    }
+    if !remotes.is_empty() {
+        config.remotes = remotes;
+    }
+    match server.server_json_with(&config, &serving) {
+        Ok((entry, warnings)) => {
+            for warning in warnings {
+                eprintln!("warning: {warning}");
+            }
+            print_json(&entry);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--flag=value` as (`--flag`, `Some(value)`); anything else as itself.
+fn split_flag(arg: &str) -> (&str, Option<&str>) {
+    match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
+        _ => (arg, None),
     }
 }
 
@@ -367,22 +489,36 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
         },
     };
     let mut auth = AuthFlags::default();
-    while let Some((flag, tail)) = rest.split_first() {
+    while let Some((arg, tail)) = rest.split_first() {
         rest = tail;
-        match *flag {
+        // `--flag=value` too (as the MCP registry's named arguments may be written).
+        let (flag, inline) = split_flag(arg);
+        let mut value_of = |flag: &str| {
+            match inline {
+                Some(value) => Some(value),
+                None => rest.split_first().map(|(value, tail)| {
+                    rest = tail;
+                    *value
+                }),
+            }
+            .ok_or_else(|| format!("error: {flag} needs a value"))
+        };
+        match flag {
             "--auth-audience" | "--auth-issuer" | "--auth-token-file" | "--auth-scopes" => {
-                let Some((value, tail)) = rest.split_first() else {
-                    eprintln!("error: {flag} needs a value");
-                    return ExitCode::from(2);
+                let value = match value_of(flag) {
+                    Ok(value) => value,
+                    Err(message) => {
+                        eprintln!("{message}");
+                        return ExitCode::from(2);
+                    }
                 };
-                rest = tail;
-                let slot = match *flag {
+                let slot = match flag {
                     "--auth-audience" => &mut auth.audience,
                     "--auth-issuer" => &mut auth.issuer,
                     "--auth-token-file" => &mut auth.token_file,
                     _ => &mut auth.scopes,
                 };
-                *slot = Some((*value).to_owned());
+                *slot = Some(value.to_owned());
             }
             "--auth-allow-jwt-typ" => auth.allow_jwt_typ = true,
             "--stateless" => options = options.stateless(true),
@@ -390,16 +526,18 @@ async fn http(server: &Server, args: &[&str], usage: &str) -> ExitCode {
             "--resumable" => options = options.resumable(std::time::Duration::from_secs(1)),
             "--allow-any-host" => options = options.allow_any_host(),
             "--allow-host" | "--allow-origin" | "--path" => {
-                let Some((value, tail)) = rest.split_first() else {
-                    eprintln!("error: {flag} needs a value");
-                    return ExitCode::from(2);
+                let value = match value_of(flag) {
+                    Ok(value) => value,
+                    Err(message) => {
+                        eprintln!("{message}");
+                        return ExitCode::from(2);
+                    }
                 };
-                rest = tail;
-                options = match *flag {
-                    "--allow-host" => options.allow_host(*value),
-                    "--allow-origin" => options.allow_origin(*value),
+                options = match flag {
+                    "--allow-host" => options.allow_host(value),
+                    "--allow-origin" => options.allow_origin(value),
                     _ => {
-                        let options = options.path(*value);
+                        let options = options.path(value);
                         if let Err(problem) = options.check_path() {
                             eprintln!("error: --path {value:?}: {problem}");
                             return ExitCode::from(2);

@@ -65,7 +65,8 @@
 ///   parameter (`r#type` is `type`; `#[tool(rename = "...")]` renames it). The type must implement
 ///   `serde::Deserialize` and `schemars::JsonSchema` and be owned (`String`, not `&str`).
 ///   Its `///` doc comment is the property's `description`. An `Option<T>` argument is optional
-///   (not in `required`; a client may also send `null`). `#[tool(default = expr)]` makes it
+///   (not in `required`, and advertised as `T`'s schema: a client leaves it out, and a `null` for
+///   it is refused, as for an optional field of a struct). `#[tool(default = expr)]` makes it
 ///   optional with that default, shown in the schema when the value serializes.
 /// * **A context parameter**, recognised by its type's name: [`Context`](crate::Context) (progress,
 ///   logging, cancellation, client info) or [`State<T>`](crate::State) (shared state registered
@@ -76,10 +77,12 @@
 ///   properties; use serde and schemars attributes on them). It cannot be combined with other
 ///   arguments.
 ///
-/// Arguments the tool does not declare are rejected (`additionalProperties: false`), so a
-/// misspelt optional argument is reported instead of silently ignored. Invalid arguments never
-/// reach the function: the model gets an `isError` result listing **every** problem with its JSON
-/// path.
+/// Arguments the tool does not declare are rejected (`additionalProperties: false`), and so are
+/// fields its types do not have at any depth, inside enums of every serde representation too,
+/// so a misspelt optional argument is reported instead of silently ignored. Invalid arguments
+/// never reach the function: the model gets an `isError` result listing **every** problem with
+/// its JSON path (schema problems, unknown fields and decoding errors together; a wrong enum tag
+/// names the tags allowed).
 ///
 /// ## Return types
 ///

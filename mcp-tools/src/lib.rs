@@ -37,18 +37,23 @@
 //! * [`deferred`]: catalogs of thousands of tools behind search / describe / call meta-tools.
 //! * [`HttpOptions`]: the Streamable HTTP transport (`--http`, or mount it in an axum router).
 //! * [`middleware`]: tower layers around every tool call (and list filters), built-in ones.
+//! * [`skills`](mod@skills): Agent Skills (`SKILL.md` folders) served as the Skills extension
+//!   says, from a folder or embedded with [`skills!`]; [`extensions`] names the extensions served.
 //!
 //! * `auth` (feature): OAuth 2.1 authorization for the HTTP transport, per-tool scopes.
 //! * `openapi` (feature): an HTTP API described by OpenAPI 3.0/3.1, one tool per operation.
 //!
 //! ```toml
 //! [dependencies]
-//! mcp-tools = "0.1"                                   # features: "auth", "openapi", "embeddings"
+//! # Not on crates.io yet (`mcp-tools` there is another project): a clone of the repository, by path.
+//! # Features: "auth", "openapi", "client", "otel", "rate-limit", "cache", "embeddings".
+//! mcp-tools-rs = { path = "../mcp-tools/mcp-tools" }  # once published: mcp-tools-rs = "0.1"
 //! serde = { version = "1", features = ["derive"] }    # the same major versions as mcp-tools
 //! schemars = "1"                                      # (not 0.8)
 //! ```
 //!
-//! Cargo features: `http` (default) is the Streamable HTTP transport; `auth` makes it an OAuth
+//! Cargo features: `http` (default) is the Streamable HTTP transport; `skills` (default) serves
+//! Agent Skills (`ServerBuilder::skills`, `skills!`; YAML front matter); `auth` makes it an OAuth
 //! resource server (`HttpOptions::authorization`, `#[tool(scopes = [...])]`); `openapi` serves
 //! an OpenAPI document's operations as tools (`openapi::OpenApi`); `embeddings` adds
 //! `deferred::SentenceEmbedder`, sentence embeddings on the CPU for
@@ -84,6 +89,8 @@ pub mod openapi;
 mod protocol;
 mod registry;
 mod server;
+#[cfg(feature = "skills")]
+pub mod skills;
 pub mod testing;
 pub mod transform;
 mod transport;
@@ -100,8 +107,11 @@ pub use model::resource::{IntoContents, Resource, ResourceContents, ResourceRequ
 pub use model::result::{Content, EmbeddedResource, ToolOutput, ToolResult};
 #[doc(inline)]
 pub use model::schema;
+#[doc(inline)]
+pub use model::server_json;
 pub use model::task::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore, TaskStoreError, TaskSupport};
 pub use model::tool::{Annotations, Args, Icon, Tool};
+pub use protocol::extensions;
 pub use protocol::messages::LogLevel;
 pub use protocol::{Era, Implementation, LATEST_PROTOCOL_VERSION, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 pub use registry::catalog::{CompletionRef, CompletionRequest};
@@ -167,9 +177,36 @@ pub use mcp_tools_macros::prompt;
 
 pub mod docs;
 
+pub mod guide;
+
+/// What Cargo says of the package being compiled, as a
+/// [`CargoPackage`](server_json::CargoPackage) for
+/// [`ServerBuilder::cargo_package`]: its name, version, description, repository, homepage and
+/// licence (`CARGO_PKG_*`, read where the macro is written, so the server's package's and not
+/// mcp-tools'). [`main!`] passes it; a `main` of your own does with
+/// `.cargo_package(mcp_tools::cargo_package!())`.
+///
+/// ```
+/// let package = mcp_tools::cargo_package!();
+/// assert_eq!(package.version, env!("CARGO_PKG_VERSION"));
+/// ```
+#[macro_export]
+macro_rules! cargo_package {
+    () => {
+        $crate::server_json::CargoPackage::__from_env([
+            ::core::env!("CARGO_PKG_NAME"),
+            ::core::env!("CARGO_PKG_VERSION"),
+            ::core::env!("CARGO_PKG_DESCRIPTION"),
+            ::core::env!("CARGO_PKG_REPOSITORY"),
+            ::core::env!("CARGO_PKG_HOMEPAGE"),
+            ::core::env!("CARGO_PKG_LICENSE"),
+        ])
+    };
+}
+
 /// The README's code blocks, compiled as doctests so the README stays true.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
 /// Defines `fn main()` for a server binary whose tools are all `#[tool]` functions.
@@ -190,17 +227,35 @@ pub struct ReadmeDoctests;
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
 ///     mcp_tools::Server::builder()
-///         .name(env!("CARGO_PKG_NAME"))
-///         .version(env!("CARGO_PKG_VERSION"))
+///         .cargo_package(mcp_tools::cargo_package!())
 ///         .run()
 /// }
 /// ```
 ///
-/// which gives the binary the ready-made command line (`--help`, `list`, `call`, and stdio
-/// serving with no arguments). Write that `main` yourself to add shared state or runtime tools.
+/// which gives the binary the ready-made command line (`--help`, `list`, `call`, `server-json`,
+/// and stdio serving with no arguments), named and versioned as its Cargo package. Write that `main` yourself to add shared state or runtime tools.
 ///
 /// In a binary of a package that also has a library (`src/lib.rs`), it also names that library
 /// (`extern crate my_library as _;`): `#[tool]` functions defined there are then linked in and
 /// served. (A `main` you write yourself needs `use my_library as _;` for that, unless it uses
 /// something of the library anyway.)
 pub use mcp_tools_macros::main;
+
+/// Embeds a folder of Agent Skills in the binary, for
+/// [`ServerBuilder::skills`](crate::ServerBuilder::skills) (see [`skills`](mod@crate::skills)):
+/// the path is relative to the crate's root (where its `Cargo.toml` is), like the HTML of
+/// `#[tool(widget = ...)]`. Every `SKILL.md`'s front matter is checked at compile time: a
+/// problem is a compile error naming the file and the field. The files are embedded with
+/// `include_bytes!`, so editing one rebuilds the binary; adding or removing one does not by
+/// itself (touch the file that calls `skills!`, or add `println!("cargo:rerun-if-changed=skills");`
+/// to a build script).
+///
+/// ```rust,standalone_crate
+/// # fn main() -> Result<(), mcp_tools::BuildError> {
+/// // guide/skills/release-notes/SKILL.md, guide/skills/release-notes/references/style.md
+/// let server = mcp_tools::Server::builder().skills(mcp_tools::skills!("guide/skills")).build()?;
+/// assert!(server.resource_uris().contains(&"skill://release-notes/SKILL.md".to_owned()));
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "skills")]
+pub use mcp_tools_macros::skills;

@@ -234,11 +234,12 @@ fn path_pointer(path: &serde_path_to_error::Path) -> String {
     for segment in path.iter() {
         match segment {
             Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
-            Segment::Map { key } => {
+            // An externally tagged variant is a key of the arguments too: `{"variant": …}`.
+            Segment::Map { key } | Segment::Enum { variant: key } => {
                 pointer.push('/');
                 pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
             }
-            Segment::Enum { .. } | Segment::Unknown => {}
+            Segment::Unknown => {}
         }
     }
     pointer

@@ -19,12 +19,13 @@ use crate::compose::{Mount, Upstream};
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
 use crate::dispatch::events::ServerEvent;
+use crate::dispatch::extensions::{BOTH_ERAS, Extension, Extensions};
 use crate::dispatch::observe::Observer;
 use crate::dispatch::pipeline::{BoxError, ListFilter, Pipeline, ToolCall, ToolService, Wrap, wrap};
 use crate::dispatch::quota::Quota;
 use crate::dispatch::shared::Shared;
 use crate::dispatch::stateless::random_key;
-use crate::dispatch::tasks::Tasks;
+use crate::dispatch::tasks::{self, Tasks};
 #[cfg(feature = "otel")]
 use crate::middleware::Telemetry;
 use crate::model::apps::AppView;
@@ -33,16 +34,20 @@ use crate::model::limits::Limits;
 use crate::model::prompt::Prompt;
 use crate::model::resource::{Resource, ResourceTemplate};
 use crate::model::result::ToolResult;
+use crate::model::server_json::{self, CargoPackage, ServerJson, ServerJsonError, Serving};
 use crate::model::task::{MemoryTaskStore, TaskStore};
 use crate::model::tool::{Annotations, Tool};
 use crate::protocol::Era;
 use crate::protocol::Implementation;
+use crate::protocol::extensions::UI;
 use crate::protocol::stateless::CacheHint;
 use crate::registry::build::{build_entries, runtime_entry};
 use crate::registry::catalog::{Catalog, CatalogBuilder, CompletionRequest};
 #[cfg(feature = "client")]
 use crate::registry::catalog::{Items, Keys};
 use crate::registry::tools::{Paging, Registry, ToolEntry};
+#[cfg(feature = "skills")]
+use crate::skills::{SkillSet, SkillSource};
 use crate::transform::ToolTransform;
 
 /// Default number of tools per `tools/list` page: large enough that most servers fit in one.
@@ -64,6 +69,8 @@ struct Changes {
     /// Cancelled when the served state is gone (what the server's mounts watch).
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     gone: CancellationToken,
+    /// What the server says of itself in the MCP registry, beyond `serverInfo`.
+    listing: (Option<CargoPackage>, ServerJson),
 }
 
 /// The registry that serves `entries`: every tool listed, or, deferred, the meta-tools and the
@@ -130,8 +137,12 @@ pub struct ServerBuilder {
     list_filters: Vec<Arc<dyn ListFilter>>,
     observer: Option<Arc<dyn Observer>>,
     transforms: HashMap<String, ToolTransform>,
+    cargo: Option<CargoPackage>,
+    server_json: ServerJson,
     #[cfg(feature = "client")]
     mounts: Vec<Mount>,
+    #[cfg(feature = "skills")]
+    skills: Vec<SkillSource>,
 }
 
 impl Default for ServerBuilder {
@@ -160,8 +171,12 @@ impl Default for ServerBuilder {
             list_filters: Vec::new(),
             observer: None,
             transforms: HashMap::new(),
+            cargo: None,
+            server_json: ServerJson::default(),
             #[cfg(feature = "client")]
             mounts: Vec::new(),
+            #[cfg(feature = "skills")]
+            skills: Vec::new(),
         }
     }
 }
@@ -176,6 +191,28 @@ impl ServerBuilder {
     /// The server's version in `serverInfo`.
     pub fn version(mut self, version: impl Into<String>) -> Self {
         self.info.version = version.into();
+        self
+    }
+    /// What Cargo says of the server's package, from [`cargo_package!`](crate::cargo_package!)
+    /// (which [`main!`](crate::main!) passes): its name and version become `serverInfo`'s (a
+    /// [`name`](Self::name) or [`version`](Self::version) after this replaces them), and its
+    /// description, repository, homepage and licence go into the registry entry that the
+    /// `server-json` subcommand prints ([`Server::server_json`]).
+    ///
+    /// ```
+    /// let builder = mcp_tools::Server::builder().cargo_package(mcp_tools::cargo_package!());
+    /// ```
+    pub fn cargo_package(mut self, package: CargoPackage) -> Self {
+        self.info.name.clone_from(&package.name);
+        self.info.version.clone_from(&package.version);
+        self.cargo = Some(package);
+        self
+    }
+    /// What the server's entry in the MCP registry says beyond what the binary knows: its
+    /// reverse-DNS name there, its packages and remotes, the environment variables it reads.
+    /// See [`server_json`](crate::server_json) and [`Server::server_json`].
+    pub fn server_json(mut self, entry: ServerJson) -> Self {
+        self.server_json = entry;
         self
     }
     /// A human-readable title in `serverInfo`.
@@ -263,6 +300,24 @@ impl ServerBuilder {
     /// registers its view by itself.
     pub fn app_view(mut self, view: AppView) -> Self {
         self.views.push(view);
+        self
+    }
+    /// Serves Agent Skills, as the Skills extension says (see [`skills`](mod@crate::skills)): a
+    /// folder of skills (each a folder with a `SKILL.md`), read when the server is built, or
+    /// the files [`skills!`](crate::skills!) embedded in the binary. Each file is served as a
+    /// `skill://` resource; the server declares the extension and answers `skills/list`,
+    /// `skills/get` and `resources/directory/read`. Every `SKILL.md`'s front matter is checked
+    /// when the server is built: each problem names the file and the field. Call it again for
+    /// more folders.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), mcp_tools::BuildError> {
+    /// let server = mcp_tools::Server::builder().skills("skills").build()?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "skills")]
+    pub fn skills(mut self, source: impl Into<SkillSource>) -> Self {
+        self.skills.push(source.into());
         self
     }
     /// Serves the catalog deferred: `tools/list` shows search / describe / call meta-tools
@@ -612,9 +667,40 @@ impl ServerBuilder {
                 catalog.resources.push(resource);
             }
         }
+        // The extensions offered: tasks always (2026-07-28), MCP Apps with views, the skills'.
+        let mut extensions = Extensions::default();
+        extensions.offer(tasks::extension());
+        if !views.is_empty() {
+            extensions.offer(Extension::declared_only(UI, BOTH_ERAS));
+        }
+        #[cfg_attr(not(feature = "skills"), allow(unused_mut))]
+        let mut deferral = self.deferral;
+        #[cfg(feature = "skills")]
+        if !self.skills.is_empty() {
+            let skills = Arc::new(SkillSet::load(&self.skills).map_err(BuildError::new)?);
+            for resource in skills.resources() {
+                if catalog.resources.iter().any(|r| r.uri == resource.uri) {
+                    problems.push(format!(
+                        "two resources have the URI `{}`: a skill's file and another",
+                        resource.uri
+                    ));
+                }
+                catalog.resources.push(resource);
+            }
+            extensions.offer(skills.extension());
+            let read = skills.clone();
+            let shelf = crate::deferred::meta::SkillShelf {
+                skills: skills.summaries(),
+                read: Arc::new(move |uri: &str| read.read_for_model(uri)),
+            };
+            deferral = deferral.map(|d| d.with_skills(shelf));
+        }
+        if !problems.is_empty() {
+            return Err(BuildError::new(problems));
+        }
         let catalog = catalog.build(&self.state, self.use_inventory).map_err(BuildError::new)?;
         let pipeline = Arc::new(Pipeline::new(&self.layers, &self.tool_layers, self.list_filters));
-        let deferral = self.deferral.map(|d| Arc::new(d.with_pipeline(pipeline.clone())));
+        let deferral = deferral.map(|d| Arc::new(d.with_pipeline(pipeline.clone())));
         let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         let list_cache = CacheHint { ttl_ms, public: true };
         let paging = Paging { page_size: self.page_size, cache: list_cache };
@@ -655,6 +741,7 @@ impl ServerBuilder {
                     self.task_poll_interval,
                     Quota::new("running tasks", self.limits.max_tasks, self.limits.max_tasks_per_caller),
                 )),
+                extensions,
                 envelopes: Default::default(),
                 pipeline,
                 observer: self.observer.map(std::sync::OnceLock::from).unwrap_or_default(),
@@ -671,6 +758,7 @@ impl ServerBuilder {
                 paging,
                 deferral,
                 gone,
+                listing: (self.cargo, self.server_json),
             }),
         };
         Ok((server, unmatched))
@@ -833,6 +921,44 @@ impl Server {
     #[cfg(feature = "otel")]
     pub(crate) fn set_telemetry(&self, telemetry: Telemetry) {
         let _ = self.shared.observer.set(Arc::new(telemetry));
+    }
+
+    /// The server's entry for the [MCP registry](https://registry.modelcontextprotocol.io), its
+    /// `server.json` (schema [`server_json::SCHEMA`]), as the `server-json` subcommand prints it
+    /// with no options: name, version and description from Cargo
+    /// ([`ServerBuilder::cargo_package`]), the packages and remotes of
+    /// [`ServerBuilder::server_json`], each package served over stdio, and the transports, tools
+    /// and scopes in `_meta`. The error lists every missing or invalid part, with its fix.
+    pub fn server_json(&self) -> Result<Value, ServerJsonError> {
+        self.server_json_with(self.server_json_config(), &Serving::default()).map(|(entry, _)| entry)
+    }
+
+    /// The entry as `config` and `serving` say (the subcommand's options merged in), with its
+    /// warnings.
+    pub(crate) fn server_json_with(
+        &self,
+        config: &ServerJson,
+        serving: &Serving,
+    ) -> Result<(Value, Vec<String>), ServerJsonError> {
+        let registry = self.shared.registry.load();
+        let mut tools: Vec<String> = registry.tools().iter().map(|t| t.name.to_string()).collect();
+        tools.sort();
+        let mut scopes: Vec<String> =
+            registry.tools().iter().flat_map(|t| t.scopes.iter().cloned()).collect();
+        scopes.sort();
+        scopes.dedup();
+        let facts = server_json::Facts {
+            info: &self.shared.info,
+            cargo: self.changes.listing.0.as_ref(),
+            tools,
+            scopes,
+        };
+        server_json::render(config, &facts, serving)
+    }
+
+    /// The registry entry as configured on the builder.
+    pub(crate) fn server_json_config(&self) -> &ServerJson {
+        &self.changes.listing.1
     }
 
     /// The names of all served tools, sorted.

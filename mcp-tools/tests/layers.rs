@@ -28,12 +28,14 @@ const LAYERS: &[(&str, u8)] = &[
     ("client", 6),
     ("compose", 6),
     ("transform", 6),
+    ("skills", 6),
     ("server", 7),
     ("transport", 8),
     ("testing", 9),
     ("cli", 9),
     ("dev", 9),
     ("docs", 10),
+    ("guide", 10),
 ];
 const ROOT_LAYER: u8 = 10;
 

@@ -5,7 +5,8 @@
 //
 // OUTPUT_FILE is what `conformance server --suite SUITE -o RESULTS_DIR` (or `conformance client
 // ... -o RESULTS_DIR`: its "=== SUITE SUMMARY ===", warnings counted in its lines and "Total",
-// results of `auth/NAME` in RESULTS_DIR/auth/) printed, EXIT_STATUS its exit status. A
+// results of `auth/NAME` in RESULTS_DIR/auth/; or `conformance server --scenario NAME -o
+// RESULTS_DIR`, several such runs one after another) printed, EXIT_STATUS its exit status. A
 // --unscored-failure NAME is a scenario the suite runs but does not score (listed under "Not
 // scored for ...") that is known to fail: its failure is a comment, and its failed checks do
 // not count against "Total"; failing while scored, it fails.
@@ -77,10 +78,32 @@ for (const line of unscoredAt < 0 ? [] : lines.slice(unscoredAt + 1)) {
   if (m) unscored.set(m[1], m[2]);
 }
 
+// Runs of single scenarios (`conformance server --scenario NAME`, one after another in
+// OUTPUT_FILE) print no summary: each starts with "Running client scenario 'NAME' …" and ends
+// with "Passed: P/N, F failed, W warnings". They are read as the summary and "Total" lines a
+// suite run prints.
+const singleRuns = [];
+let running;
+for (const line of lines) {
+  const start = /^Running client scenario '([^']+)'/.exec(line);
+  if (start) running = start[1];
+  const end = /^Passed: (\d+)\/\d+, (\d+) failed, (\d+) warnings?$/.exec(line);
+  if (end && running) {
+    const [p, f, w] = end.slice(1).map(Number);
+    singleRuns.push({ line: `${f === 0 ? '✓' : '✗'} ${running}: ${p} passed, ${f} failed, ${w} warnings`, p, f });
+    running = undefined;
+  }
+}
+
 const scenarios = new Map();
 let knownFailed = 0;
 const summaryAt = lines.findIndex((l) => l === '=== SUMMARY ===' || l === '=== SUITE SUMMARY ===');
-for (const line of summaryAt < 0 ? [] : lines.slice(summaryAt + 1)) {
+const summary = summaryAt < 0 ? singleRuns.map((r) => r.line) : lines.slice(summaryAt + 1);
+if (summaryAt < 0 && singleRuns.length > 0 && !lines.some((l) => l.startsWith('Total: '))) {
+  const sum = (key) => singleRuns.reduce((n, r) => n + r[key], 0);
+  lines.push(`Total: ${sum('p')} passed, ${sum('f')} failed`);
+}
+for (const line of summary) {
   const m = /^([✓✗])\s+(\S+): (\d+) passed, (\d+) failed(?:, (\d+) warnings?)?$/.exec(line);
   if (!m) continue;
   const [, mark, name, p, f, w] = m;

@@ -30,8 +30,7 @@ pub fn main(input: TokenStream) -> TokenStream {
         #link
         fn main() -> ::std::process::ExitCode {
             ::mcp_tools::Server::builder()
-                .name(::core::env!("CARGO_PKG_NAME"))
-                .version(::core::env!("CARGO_PKG_VERSION"))
+                .cargo_package(::mcp_tools::cargo_package!())
                 .run()
         }
     }

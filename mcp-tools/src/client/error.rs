@@ -31,6 +31,11 @@ pub enum ClientError {
     /// The connection is closed.
     #[error("the connection is closed")]
     Closed,
+    /// What the server sent does not match what it announced: a skill's file whose size or
+    /// digest differs from its skill's entry, a file the entry does not list, a `SKILL.md` whose
+    /// front matter is not the entry's. Its content must not be used.
+    #[error("not verified: {0}")]
+    Unverified(String),
     /// No answer within the request timeout.
     #[error("the server did not answer within {0:?}")]
     Timeout(Duration),

@@ -27,6 +27,10 @@ mod handlers;
 mod http;
 mod oauth;
 mod result;
+#[cfg(feature = "skills")]
+mod skill;
+#[cfg(feature = "skills")]
+mod skills;
 pub(crate) mod wire;
 
 use std::collections::HashMap;
@@ -46,6 +50,8 @@ pub use oauth::{
     ClientAuthMethod, ClientCredentials, DEFAULT_REDIRECT_URI, Headless, Loopback, OAuth, UserAgent,
 };
 pub use result::{CallResult, ServerNotification};
+#[cfg(feature = "skills")]
+pub use skill::{Skill, SkillFile, SkillResources};
 use wire::{Incoming, IncomingHandler, IncomingTx, Kind, Outgoing, Pipe, SharedWire, header_text};
 
 use crate::protocol::{Era, Implementation, LATEST_HANDSHAKE_VERSION, LATEST_PROTOCOL_VERSION};

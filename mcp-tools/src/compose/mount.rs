@@ -24,6 +24,7 @@ use crate::model::resource::{
 use crate::model::result::{Content, ToolResult};
 use crate::model::task::TaskSupport;
 use crate::model::tool::{Annotations, Icon, Tool, check_name};
+use crate::protocol::extensions::TASKS;
 use crate::protocol::messages::LogLevel;
 use crate::protocol::stateless::MISSING_CLIENT_CAPABILITY;
 use crate::protocol::{Era, Implementation};
@@ -156,7 +157,7 @@ impl Link {
         // then this server follows the upstream's task for it.
         let tasks = match ctx.era() {
             Era::Handshake => true,
-            Era::Stateless => crate::dispatch::tasks::declared(ctx.client_capabilities()),
+            Era::Stateless => ctx.client_extension(TASKS).is_some(),
         };
         let became_task = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let started = (ctx.clone(), became_task.clone());

@@ -17,6 +17,7 @@ pub(crate) mod peer;
 
 use auth::{Auth, AuthInfo};
 
+use crate::protocol::extensions::declared;
 use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::messages::{LogLevel, ProgressToken};
 use crate::protocol::{Era, Implementation, RequestId};
@@ -246,6 +247,21 @@ impl Context {
     /// The client's declared capabilities from `initialize` (e.g. `sampling`, `elicitation`).
     pub fn client_capabilities(&self) -> &Map<String, Value> {
         &self.inner.peer.client_capabilities
+    }
+
+    /// The settings the client declared for the protocol extension `id` (`{}` when it declared
+    /// it without settings), or `None` when it did not declare it. Whether the host renders MCP
+    /// Apps views, say:
+    ///
+    /// ```
+    /// # fn f(ctx: &mcp_tools::Context) -> bool {
+    /// use mcp_tools::extensions::UI;
+    /// let views = ctx.client_extension(UI).and_then(|ui| ui["mimeTypes"].as_array());
+    /// views.is_some_and(|types| types.iter().any(|t| t == mcp_tools::APP_MIME_TYPE))
+    /// # }
+    /// ```
+    pub fn client_extension(&self, id: &str) -> Option<&Value> {
+        declared(&self.inner.peer.client_capabilities, id)
     }
 
     /// The protocol revision of this call: negotiated by `initialize`, or carried by the request.

@@ -47,7 +47,21 @@ pub struct DeferredTools {
     max_query_bytes: usize,
     /// The server's call pipeline and list filters (set when the server is built).
     pipeline: Arc<Pipeline>,
+    /// The server's skills, which search finds too and `read_skill` reads (set when the server
+    /// is built).
+    skills: Option<SkillShelf>,
 }
+
+/// The skills deferred mode finds and reads: each one's name, `SKILL.md` URI and description,
+/// and how to read a skill file's text for the model (or why it cannot be).
+#[derive(Clone)]
+pub(crate) struct SkillShelf {
+    pub skills: Vec<(String, String, String)>,
+    pub read: ReadSkill,
+}
+
+/// Reads a skill file's text for the model, by URI (or says why it cannot).
+pub(crate) type ReadSkill = Arc<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
 
 #[derive(Clone, Debug)]
 struct MetaNames {
@@ -80,6 +94,7 @@ impl DeferredTools {
             default_limit: 10,
             max_query_bytes: 1024,
             pipeline: Arc::default(),
+            skills: None,
         }
     }
 
@@ -87,6 +102,13 @@ impl DeferredTools {
     /// shown through its list filters.
     pub(crate) fn with_pipeline(mut self, pipeline: Arc<Pipeline>) -> Self {
         self.pipeline = pipeline;
+        self
+    }
+
+    /// Lets search find these skills, and adds `read_skill` (with at least one skill).
+    #[cfg_attr(not(feature = "skills"), allow(dead_code))]
+    pub(crate) fn with_skills(mut self, shelf: SkillShelf) -> Self {
+        self.skills = (!shelf.skills.is_empty()).then_some(shelf);
         self
     }
     /// Keeps these tools listed next to the meta-tools (marked `_meta["anthropic/alwaysLoad"]`).
@@ -150,6 +172,10 @@ impl std::fmt::Debug for DeferredTools {
 
 const MAX_LIMIT: usize = 50;
 const MAX_DESCRIBE: usize = 20;
+/// The most skills a search returns.
+const MAX_SKILLS: usize = 5;
+/// The name of the meta-tool that reads skills.
+const READ_SKILL: &str = "read_skill";
 
 /// Which meta-tool an entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +183,7 @@ enum MetaTool {
     Search,
     Describe,
     Call { read_only: bool },
+    ReadSkill,
 }
 
 /// The search side of a deferred catalog: the index over the deferred tools, which the
@@ -171,6 +198,8 @@ struct DeferredCatalog {
     config: Arc<DeferredTools>,
     /// Places for searches running a model on blocking threads: one per CPU, the others wait.
     blocking: Arc<tokio::sync::Semaphore>,
+    /// The index over the server's skills (their names and descriptions), if it has some.
+    skills: Option<SearchIndex>,
 }
 
 impl DeferredCatalog {
@@ -248,9 +277,15 @@ impl DeferredTools {
             })
             .collect();
         let index = SearchIndex::with_options(search_docs, &*self.ranker, self.options);
+        let skills = self.skills.as_ref().map(|shelf| {
+            let docs =
+                shelf.skills.iter().map(|(name, _, description)| SearchDoc::new(name, description)).collect();
+            SearchIndex::with_options(docs, &*self.ranker, self.options)
+        });
         let cpus = std::thread::available_parallelism().map_or(2, usize::from);
         let blocking = Arc::new(tokio::sync::Semaphore::new(cpus));
-        let catalog = Arc::new(DeferredCatalog { index, docs, hidden, config: self.clone(), blocking });
+        let catalog =
+            Arc::new(DeferredCatalog { index, docs, hidden, config: self.clone(), blocking, skills });
         let meta_tools = meta_entries(&catalog);
         let mut shown: Vec<Listed> = meta_tools.iter().cloned().map(Listed::plain).collect();
         shown.extend(listed);
@@ -326,12 +361,19 @@ fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
     if !tags.is_empty() && all_open {
         tags_schema["items"]["enum"] = json!(tags);
     }
+    let skill_text = match &catalog.config.skills {
+        Some(shelf) => format!(
+            "\n\nIt also finds this server's {} skills (instructions for whole tasks, under `skills`): read one with `{READ_SKILL}` before doing its task.",
+            shelf.skills.len()
+        ),
+        None => String::new(),
+    };
     let search = meta_entry(
         &names.search,
         format!(
             "Search this server's {count}tools by what they do; returns names and one-line summaries, best first.{tag_text}\n\n\
              Then read the chosen tools' full definitions with `{}` and run one with `{}` (or `{}` for read-only tools). \
-             An empty query lists the tools (page with `cursor`).",
+             An empty query lists the tools (page with `cursor`).{skill_text}",
             names.describe, names.call, names.call_read_only
         ),
         json!({
@@ -361,7 +403,16 @@ fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
                 "total": {"type": "integer", "description": "How many tools matched in all."},
                 "nextCursor": {"type": "string"},
                 "searchedAs": {"type": "string", "description": "The query as searched, its misspelt words corrected."},
-                "hint": {"type": "string"}
+                "hint": {"type": "string"},
+                "skills": {"type": "array", "description": "Skills that match (first page only): read one by its `uri`.", "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "uri": {"type": "string"},
+                        "description": {"type": "string"}
+                    },
+                    "required": ["name", "uri", "description"]
+                }}
             },
             "required": ["tools", "total"]
         })),
@@ -422,7 +473,30 @@ fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
         MetaTool::Call { read_only: true },
         catalog,
     );
-    vec![search, describe, call, call_read_only]
+    let mut meta_tools = vec![search, describe, call, call_read_only];
+    if catalog.config.skills.is_some() {
+        meta_tools.push(meta_entry(
+            READ_SKILL,
+            format!(
+                "Read a skill of this server (found with `{}`) or one of its files, by URI (`skill://…`). \
+                 Start with the skill's SKILL.md: its instructions, and the list of the skill's other files.",
+                names.search
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "uri": {"type": "string", "description": "The URI of a skill's SKILL.md, or of one of its files."}
+                },
+                "required": ["uri"],
+                "additionalProperties": false
+            }),
+            None,
+            Annotations::new().read_only(true).idempotent(true).open_world(false).title("Read a skill"),
+            MetaTool::ReadSkill,
+            catalog,
+        ));
+    }
+    meta_tools
 }
 
 #[derive(Deserialize)]
@@ -442,6 +516,12 @@ struct SearchArgs {
 #[serde(deny_unknown_fields)]
 struct DescribeArgs {
     names: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadSkillArgs {
+    uri: String,
 }
 
 #[derive(Deserialize)]
@@ -466,6 +546,7 @@ enum MetaArgs {
     Search(SearchArgs),
     Describe(DescribeArgs),
     Call { read_only: bool, args: CallArgs },
+    ReadSkill(ReadSkillArgs),
 }
 
 fn decode(kind: MetaTool, arguments: &RawValue) -> Result<MetaArgs, serde_json::Error> {
@@ -475,6 +556,7 @@ fn decode(kind: MetaTool, arguments: &RawValue) -> Result<MetaArgs, serde_json::
         MetaTool::Call { read_only } => {
             MetaArgs::Call { read_only, args: serde_json::from_str(arguments.get())? }
         }
+        MetaTool::ReadSkill => MetaArgs::ReadSkill(serde_json::from_str(arguments.get())?),
     })
 }
 
@@ -490,6 +572,7 @@ async fn run(catalog: &Arc<DeferredCatalog>, args: MetaArgs, ctx: Context) -> To
         }
         MetaArgs::Describe(a) => describe(catalog, a, &ctx),
         MetaArgs::Call { read_only, args } => call(catalog, read_only, args, ctx).await,
+        MetaArgs::ReadSkill(args) => read_skill(catalog, &args.uri),
     }
 }
 
@@ -572,6 +655,8 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolRes
         searched_as: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         hint: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        skills: Vec<FoundSkill<'a>>,
     }
     let page = Page {
         tools,
@@ -579,11 +664,45 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolRes
         next_cursor: page.next_offset.map(|n| n.to_string()),
         searched_as: page.searched,
         hint,
+        skills: if offset == 0 && args.tags.is_none() {
+            found_skills(catalog, &args.query)
+        } else {
+            Vec::new()
+        },
     };
     // Serialized once; the same text is the structured content and the text block.
     match serde_json::value::to_raw_value(&page) {
         Ok(raw) => ToolResult::from_raw_structured(raw),
         Err(e) => ToolResult::error(e.to_string()),
+    }
+}
+
+#[derive(Serialize)]
+struct FoundSkill<'a> {
+    name: &'a str,
+    uri: &'a str,
+    description: &'a str,
+}
+
+/// The skills `query` finds (an empty query lists them), best first.
+fn found_skills<'a>(catalog: &'a DeferredCatalog, query: &str) -> Vec<FoundSkill<'a>> {
+    let (Some(index), Some(shelf)) = (&catalog.skills, &catalog.config.skills) else { return Vec::new() };
+    let page = index.search(query, None, MAX_SKILLS, 0);
+    page.hits
+        .iter()
+        .map(|hit| {
+            let (name, uri, description) = &shelf.skills[hit.doc];
+            FoundSkill { name, uri, description }
+        })
+        .collect()
+}
+
+/// `read_skill`: a skill file's text.
+fn read_skill(catalog: &DeferredCatalog, uri: &str) -> ToolResult {
+    let Some(shelf) = &catalog.config.skills else { return ToolResult::error("this server has no skills") };
+    match (shelf.read)(uri) {
+        Ok(text) => ToolResult::new().text(text),
+        Err(why) => ToolResult::error(why),
     }
 }
 

@@ -10,10 +10,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+use crate::__private::ArgumentError;
 use crate::context::Context;
 use crate::model::apps::backfill_text;
 use crate::model::result::{OutputPlan, ToolResult};
 use crate::protocol::Era;
+use crate::registry::explain::{self, Checks};
 use crate::registry::tools::{Handler, ToolEntry};
 
 /// Runs one tool: decodes and checks its arguments, calls the handler (a panic becomes an
@@ -50,43 +52,36 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
                 Err(panic) => panicked(entry, panic),
             }
         }
-        Handler::Static { handler, plan, constrained, .. } => {
-            // Constraints decoding does not check (ranges, lengths, patterns) come first.
-            if *constrained {
-                let problems = schema_problems(entry, arguments);
-                if !problems.is_empty() {
-                    return invalid_arguments(entry, problems);
-                }
-            }
+        Handler::Static { handler, plan, checks, .. } => {
             // 2026-07-28 clients get a non-object output as it is, 2025-11-25 ones wrapped.
             let plan = match (ctx.era(), *plan) {
                 (Era::Stateless, OutputPlan::Structured { .. }) => OutputPlan::Structured { wrap: false },
                 (_, plan) => plan,
             };
-            match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx, plan))) {
-                Err(panic) => panicked(entry, panic),
+            let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(arguments, ctx, plan))) {
+                Err(panic) => return panicked(entry, panic),
                 Ok(Err(error)) => {
-                    let mut problems = schema_problems(entry, arguments);
-                    if problems.is_empty() {
-                        problems = error.problems();
-                    }
-                    invalid_arguments(entry, problems)
+                    return invalid_arguments(entry, explain_arguments(entry, arguments, Some(&error)));
                 }
-                Ok(Ok(future)) => {
-                    AssertUnwindSafe(future).catch_unwind().await.unwrap_or_else(|p| panicked(entry, p))
-                }
+                Ok(Ok(future)) => future,
+            };
+            // What decoding does not check; the future has not run, and is dropped if refused.
+            if let Some(problems) = unchecked_problems(entry, *checks, arguments) {
+                return invalid_arguments(entry, problems);
             }
+            AssertUnwindSafe(future).catch_unwind().await.unwrap_or_else(|p| panicked(entry, p))
         }
         Handler::Dynamic { handler, input_validator, output_validator } => {
             let value: Value = match serde_json::from_str(arguments.get()) {
                 Ok(v) => v,
                 Err(e) => return invalid_arguments(entry, vec![format!("(root): {e}")]),
             };
-            if input_validator.is_some() {
-                let problems = schema_problems(entry, arguments);
-                if !problems.is_empty() {
-                    return invalid_arguments(entry, problems);
-                }
+            if let Some(validator) = input_validator
+                && !validator.is_valid(&value)
+            {
+                let problems =
+                    explain::problems(Some(validator), &entry.input_schema, false, &value, None, false);
+                return invalid_arguments(entry, problems);
             }
             let era = ctx.era();
             let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(value, ctx))) {
@@ -124,16 +119,50 @@ async fn run_entry(entry: &ToolEntry, arguments: &RawValue, ctx: Context) -> Too
     }
 }
 
-fn schema_problems(entry: &ToolEntry, arguments: &RawValue) -> Vec<String> {
-    let (Some(validator), Ok(value)) =
-        (entry.explaining_validator(), serde_json::from_str::<Value>(arguments.get()))
-    else {
-        return Vec::new();
+/// Every problem of arguments that did not decode (or decoded with fields the types do not
+/// have): the schema's, the fields no type has, and decoding's own.
+fn explain_arguments(
+    entry: &ToolEntry,
+    arguments: &RawValue,
+    decoding: Option<&ArgumentError>,
+) -> Vec<String> {
+    let Ok(value) = serde_json::from_str::<Value>(arguments.get()) else {
+        return decoding.map(ArgumentError::problems).unwrap_or_default();
     };
-    validator
-        .iter_errors(&value)
-        .map(|e| format!("{}: {}", display_path(e.instance_path().as_str()), e))
-        .collect()
+    explain_value(entry, &value, decoding)
+}
+
+fn explain_value(entry: &ToolEntry, value: &Value, decoding: Option<&ArgumentError>) -> Vec<String> {
+    let derived = matches!(entry.handler, Handler::Static { .. });
+    // serde loses the variant of an externally tagged enum from an unknown field's path: where
+    // the schema has variants, the walk's paths are the ones to report.
+    let trust_ignored = match &entry.handler {
+        Handler::Static { checks, .. } => !checks.walk,
+        _ => true,
+    };
+    explain::problems(
+        entry.explaining_validator(),
+        &entry.input_schema,
+        derived,
+        value,
+        decoding,
+        trust_ignored,
+    )
+}
+
+/// The problems of decoded arguments that decoding does not see: constraints (ranges, lengths,
+/// patterns), unknown fields inside enums and flattened fields (serde reads those through a
+/// buffer), and `null`s the advertised schema does not allow. Each check runs only for tools
+/// that need it, and the `null` one only for arguments that contain `null`.
+fn unchecked_problems(entry: &ToolEntry, checks: Checks, arguments: &RawValue) -> Option<Vec<String>> {
+    let nulls = checks.nulls && memchr::memmem::find(arguments.get().as_bytes(), b"null").is_some();
+    if !(checks.constrained || checks.walk || nulls) {
+        return None;
+    }
+    let value: Value = serde_json::from_str(arguments.get()).ok()?;
+    let invalid = (checks.constrained && entry.explaining_validator().is_some_and(|v| !v.is_valid(&value)))
+        || ((checks.walk || nulls) && !explain::walk(&entry.input_schema, &value, checks.walk).is_empty());
+    invalid.then(|| explain_value(entry, &value, None)).filter(|problems| !problems.is_empty())
 }
 
 fn display_path(pointer: &str) -> &str {

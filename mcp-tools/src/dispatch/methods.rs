@@ -42,6 +42,9 @@ pub(crate) enum Method {
     PromptsList,
     PromptsGet,
     Complete,
+    /// A method an extension the server offers answers (see `dispatch/extensions.rs`); not in
+    /// [`METHODS`], which names the session's own.
+    Extension,
 }
 
 /// Every method by its wire name.
@@ -112,11 +115,6 @@ impl Method {
             }
             _ => true,
         }
-    }
-
-    /// Whether the method belongs to the tasks extension (its client must declare it).
-    pub fn of_tasks(self) -> bool {
-        matches!(self, Method::TasksGet | Method::TasksUpdate | Method::TasksCancel)
     }
 
     /// Whether a 2026-07-28 request of this method may answer `input_required` (and so carries

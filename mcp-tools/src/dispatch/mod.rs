@@ -1,10 +1,12 @@
 //! The dispatch path, transport-agnostic: a [`session`] decodes each message, serves it in its
 //! era and routes by method ([`methods`]: one table, one `match`); [`call`] runs one
-//! `tools/call`; [`stateless`] and [`tasks`] hold what only 2026-07-28 has. [`shared::Shared`]
-//! is what every session of a server reads; [`events`] what they hear.
+//! `tools/call`; [`stateless`] and [`tasks`] hold what only 2026-07-28 has; [`extensions`] is the
+//! table of the extensions a server offers. [`shared::Shared`] is what every session of a server
+//! reads; [`events`] what they hear.
 
 pub(crate) mod call;
 pub(crate) mod events;
+pub(crate) mod extensions;
 pub(crate) mod methods;
 pub(crate) mod observe;
 pub(crate) mod pipeline;

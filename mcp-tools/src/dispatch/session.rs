@@ -22,6 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use super::call::{call_entry, panic_message, timed_out};
 use super::events::ServerEvent;
+use super::extensions::{ExtensionRequest, Extensions};
 use super::methods::{self, Answer, Method};
 use super::observe::{self, Begun, Observed};
 use super::pipeline::{Listing, Viewer};
@@ -35,6 +36,7 @@ use crate::context::link::{ClientLink, InputLink, RequestLink, Unreachable};
 use crate::context::peer::{Outbound, Peer};
 use crate::context::{CallParts, Context};
 use crate::model::task::TaskSupport;
+use crate::protocol::extensions::TASKS;
 use crate::protocol::jsonrpc::{
     ErrorObject, RawMessage, decode_params, encode_error, encode_notification, encode_raw_result,
     encode_result, parse_id, parse_message, shown,
@@ -433,7 +435,10 @@ impl Session {
         let observed = self.observed(&id, name, params, origin);
         let origin = observed.as_ref().unwrap_or(origin);
         let era = self.era_of(name, params);
-        let Some(method) = Method::from_name(name).filter(|m| m.exists_in(era)) else {
+        // A method of the session's table, else one an extension of this era answers.
+        let known = Method::from_name(name).filter(|m| m.exists_in(era));
+        let extension = || self.shared.extensions.method(name, era).map(|_| Method::Extension);
+        let Some(method) = known.or_else(extension) else {
             let why = match era {
                 Era::Stateless if Method::from_name(name).is_some() => {
                     format!(
@@ -463,6 +468,10 @@ impl Session {
         };
         if let (Some(observed), Era::Stateless) = (&origin.observed, front.era) {
             observed.protocol_version(&front.peer.protocol_version);
+        }
+        // The one check of what the client declared: an extension's method may need it.
+        if let Err(error) = self.shared.extensions.check(name, &front.peer.client_capabilities) {
+            return Self::reply_error(origin, Some(&id), error);
         }
         // Methods of a capability this server did not declare are unknown to it.
         let catalog = self.shared.catalog.load();
@@ -586,6 +595,21 @@ impl Session {
                 .run(id, name, params, front, origin, None, |ctx| methods::get_prompt(&catalog, params, ctx)),
             Method::Complete => self
                 .run(id, name, params, front, origin, None, |ctx| methods::complete(&catalog, params, ctx)),
+            Method::Extension => {
+                let Some(method) = self.shared.extensions.method(name, front.era) else {
+                    unreachable!("routed only when an extension of its era answers it")
+                };
+                let handler = method.handler.as_ref().expect("an extension's own method has a handler");
+                let request = ExtensionRequest { params, era: front.era, caller };
+                let cache = if method.cacheable { list_cache } else { None };
+                match handler(request) {
+                    Ok(result) => {
+                        let result = serde_json::value::to_raw_value(&result).expect("JSON serializes");
+                        Self::reply_complete(origin, &id, front.era, &result, cache)
+                    }
+                    Err(error) => Self::reply_error(origin, Some(&id), error),
+                }
+            }
         }
     }
 
@@ -635,9 +659,6 @@ impl Session {
         } else {
             None
         };
-        if method.of_tasks() && !tasks::declared(&peer.client_capabilities) {
-            return Err(tasks::extension_required());
-        }
         let _ = self.era.set(Era::Stateless);
         Ok(Front { era: Era::Stateless, peer, round, progress_token, tool })
     }
@@ -858,11 +879,15 @@ impl Session {
         };
         // A task-capable tool becomes a task for a stateless client that supports tasks; one
         // that must be a task refuses the others.
-        let declared = tasks::declared(&front.peer.client_capabilities);
+        let declared = Extensions::require(TASKS, &front.peer.client_capabilities);
         let as_task = front.era == Era::Stateless && entry.task != TaskSupport::Forbidden;
-        if as_task && entry.task == TaskSupport::Required && !declared {
-            return Self::reply_error(origin, Some(&id), tasks::extension_required());
+        if as_task
+            && entry.task == TaskSupport::Required
+            && let Err(error) = declared
+        {
+            return Self::reply_error(origin, Some(&id), error);
         }
+        let declared = declared.is_ok();
         // Room for the task it may become is taken before it starts: a call is refused whole,
         // never stopped half-way.
         let task_engine = match as_task && declared {
@@ -970,8 +995,10 @@ impl Session {
             Ok(p) => p.notifications,
             Err(e) => return Self::reply_error(origin, Some(&id), e),
         };
-        if !requested.task_ids.is_empty() && !tasks::declared(&front.peer.client_capabilities) {
-            return Self::reply_error(origin, Some(&id), tasks::extension_required());
+        if !requested.task_ids.is_empty()
+            && let Err(error) = Extensions::require(TASKS, &front.peer.client_capabilities)
+        {
+            return Self::reply_error(origin, Some(&id), error);
         }
         let catalog = self.shared.catalog.load();
         let filter = ListenFilter::honored(

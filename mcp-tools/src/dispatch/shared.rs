@@ -1,5 +1,5 @@
 //! What every session of a server reads: the registry and catalog (swapped whole on change),
-//! state, options, the tasks, and the sender of the change events.
+//! state, options, the tasks, the extensions offered, and the sender of the change events.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,11 +10,12 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::events::ServerEvent;
+use super::extensions::Extensions;
 use super::observe::Observer;
 use super::pipeline::Pipeline;
 use super::quota::{Held, Quota};
 use super::stateless::KnownEnvelopes;
-use super::tasks::{self, Tasks};
+use super::tasks::Tasks;
 use crate::context::StateMap;
 use crate::context::peer::{Outbound, Queue};
 use crate::model::limits::Limits;
@@ -47,6 +48,9 @@ pub(crate) struct Shared {
     pub only_era: Option<Era>,
     /// Calls run as tasks (2026-07-28).
     pub tasks: Arc<Tasks>,
+    /// The extensions this server offers: declared in its capabilities, their methods routed
+    /// and a client's declaration checked through this table.
+    pub extensions: Extensions,
     /// The peers of the envelopes last seen (2026-07-28).
     pub envelopes: KnownEnvelopes,
     /// The `subscriptions/listen` streams open, per caller and in all (2026-07-28).
@@ -103,9 +107,7 @@ impl Shared {
             "logging": {},
         });
         self.catalog.load().declare(&mut capabilities);
-        if era == Era::Stateless {
-            capabilities["extensions"] = json!({tasks::TASKS_EXTENSION: {}});
-        }
+        self.extensions.declare(era, &mut capabilities);
         capabilities
     }
 }

@@ -11,34 +11,31 @@ use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::events::ServerEvent;
+use super::extensions::Extension;
 use super::quota::{Caller, Held, Quota, Share};
 use crate::context::link::{InputLink, TaskQuestions};
 use crate::model::result::ToolResult;
 use crate::model::task::{TaskRecord, TaskStatus, TaskStore};
+use crate::protocol::extensions::TASKS;
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::protocol::stateless::{InputResponses, complete};
-use crate::protocol::{INTERNAL_ERROR, INVALID_PARAMS};
+use crate::protocol::{Era, INTERNAL_ERROR, INVALID_PARAMS};
 
-/// The extension's identifier.
-pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
-/// Whether a request's client capabilities declare the tasks extension.
-pub(crate) fn declared(capabilities: &Map<String, Value>) -> bool {
-    capabilities.get("extensions").and_then(|e| e.get(TASKS_EXTENSION)).is_some()
-}
-
-/// The error of a request that needs the tasks extension its client did not declare.
-pub(crate) fn extension_required() -> ErrorObject {
-    ErrorObject {
-        code: crate::protocol::stateless::MISSING_CLIENT_CAPABILITY,
-        message: format!("Missing required client capability: the `{TASKS_EXTENSION}` extension"),
-        data: Some(json!({"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})),
-    }
+/// The tasks extension as this server offers it: declared in 2026-07-28 only (2025-11-25 had
+/// tasks of its own, which this server does not serve), its methods routed by the session, and
+/// refused to a client that did not declare it.
+pub(crate) fn extension() -> Extension {
+    let mut extension = Extension::declared_only(TASKS, &[Era::Stateless])
+        .routed("tasks/get")
+        .routed("tasks/update")
+        .routed("tasks/cancel");
+    extension.needs_client = true;
+    extension
 }
 
 /// A task's running call: how to stop it and its questions.

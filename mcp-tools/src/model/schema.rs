@@ -8,8 +8,9 @@
 //!   as `{"result": …}`, see [`OutputPlan`]);
 //! * subschemas are inlined: no `$ref`/`$defs` unless the type is recursive;
 //! * an optional property (`Option<T>`, not in `required`) is described by `T`'s schema: the
-//!   `null` alternative is dropped from what is advertised (a client that sends `null` is still
-//!   accepted), and so is a `"default": null`;
+//!   `null` alternative is dropped from what is advertised, and so is a `"default": null`. What
+//!   is advertised is what is accepted: a client leaves such a field out, and a `null` for it is
+//!   refused (`/note: null is not allowed: omit the field instead`);
 //! * `format` is kept only when it is a standard JSON Schema format (`date-time`, `uuid`, …);
 //!   schemars' Rust-specific ones (`uint64`, `double`, …) make validators such as Ajv warn, and
 //!   the numeric bounds they stand for are already in `minimum`/`maximum`;

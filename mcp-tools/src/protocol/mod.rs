@@ -1,7 +1,9 @@
 //! The wire, and only the wire: JSON-RPC 2.0 framing ([`jsonrpc`]), the MCP message shapes
-//! ([`messages`]), what the stateless revision adds to them ([`stateless`]), protocol revisions
-//! and their two eras, ids and error codes. Imports nothing of the crate.
+//! ([`messages`]), what the stateless revision adds to them ([`stateless`]), the identifiers of
+//! extensions and a peer's declaration of them ([`extensions`]), protocol revisions and their two
+//! eras, ids and error codes. Imports nothing of the crate.
 
+pub mod extensions;
 pub(crate) mod jsonrpc;
 pub(crate) mod messages;
 pub(crate) mod stateless;

@@ -12,6 +12,7 @@ use crate::context::StateMap;
 use crate::model::apps::{linked_view, merge_meta};
 use crate::model::schema;
 use crate::model::tool::{Annotations, Icon, Tool, check_name};
+use crate::registry::explain::Checks;
 
 /// Builds every tool's entry. Every problem is collected; any problem fails the build.
 pub(crate) fn build_entries(
@@ -79,7 +80,10 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
     let mut generator = schema::input_generator();
     let mut raw_input = (reg.input_schema)(&mut generator).to_value();
     attach_definitions(&mut raw_input, &mut generator);
-    let input_schema = match schema::advertised_input(raw_input.clone()) {
+    // Whether a bound is a constraint or an integer type's own range, the derived schema's
+    // `format` says (the advertised one drops it).
+    let constrained = schema::has_constraints(&raw_input);
+    let input_schema = match schema::advertised_input(raw_input) {
         Ok(s) => s,
         Err(p) => {
             problems.push(format!("tool `{}` ({origin}): {p}", reg.name));
@@ -90,9 +94,6 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
     let output = schema::plan_output_by_era((reg.output_schema)(&mut generator));
     if !problems.is_empty() {
         return Err(problems);
-    }
-    if let Some(obj) = raw_input.as_object_mut() {
-        obj.remove("$schema");
     }
 
     let a = reg.annotations;
@@ -116,10 +117,10 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         header_params(&input_schema).map_err(|p| vec![format!("tool `{}` ({origin}): {p}", reg.name)])?;
     // Constraints decoding does not check are validated on every call: the validator is needed
     // now, and a schema it cannot compile is a start-up error.
-    let constrained = schema::has_constraints(&raw_input);
+    let checks = Checks::of(&input_schema, constrained);
     let validator = OnceLock::new();
-    if constrained {
-        let compiled = jsonschema::validator_for(&raw_input).map_err(|e| {
+    if checks.constrained {
+        let compiled = jsonschema::validator_for(&input_schema).map_err(|e| {
             vec![format!("tool `{}` ({origin}): its input schema does not compile: {e}", reg.name)]
         })?;
         let _ = validator.set(Some(compiled));
@@ -146,13 +147,7 @@ fn static_entry(reg: &'static ToolRegistration, state: &StateMap) -> Result<Tool
         reaches_client: (reg.reaches_client)(),
         passes_through: false,
         hidden: false,
-        handler: Handler::Static {
-            handler: reg.handler,
-            plan: output.plan,
-            validator,
-            constrained,
-            raw_input_schema: raw_input,
-        },
+        handler: Handler::Static { handler: reg.handler, plan: output.plan, validator, checks },
         defined_at: origin,
     })
 }

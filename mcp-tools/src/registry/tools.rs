@@ -18,6 +18,7 @@ use crate::model::task::TaskSupport;
 use crate::model::tool::{Annotations, DynHandler, Icon};
 use crate::protocol::Era;
 use crate::protocol::stateless::CacheHint;
+use crate::registry::explain::Checks;
 
 /// Where a tool was defined, for start-up errors.
 #[derive(Clone, Debug)]
@@ -45,14 +46,11 @@ pub(crate) enum Handler {
     Static {
         handler: StaticHandler,
         plan: OutputPlan,
-        /// Compiled on first use when only needed to explain invalid arguments; at start-up
-        /// when `constrained`.
+        /// The advertised input schema's: compiled on first use when only needed to explain
+        /// invalid arguments; at start-up when `checks.constrained`.
         validator: OnceLock<Option<jsonschema::Validator>>,
-        /// The schema constrains more than decoding checks (ranges, lengths, patterns): every
-        /// call's arguments are validated against it first.
-        constrained: bool,
-        /// The schema as derived (nullable options kept), for that validator.
-        raw_input_schema: Value,
+        /// What every call's arguments are checked for beyond decoding them.
+        checks: Checks,
     },
     /// A runtime [`Tool`](crate::Tool): arguments checked against its JSON schema.
     Dynamic {
@@ -138,11 +136,14 @@ impl ToolEntry {
         }
     }
 
-    /// The validator used to explain invalid arguments of a derived tool.
+    /// The validator of the input schema: a derived tool's arguments are explained with it (and
+    /// checked, when constrained), a runtime tool's checked.
     pub fn explaining_validator(&self) -> Option<&jsonschema::Validator> {
         match &self.handler {
-            Handler::Static { validator, raw_input_schema, .. } => {
-                validator.get_or_init(|| jsonschema::validator_for(raw_input_schema).ok()).as_ref()
+            // The schema as advertised: what a client is shown is what is accepted (an optional
+            // field's `null` included).
+            Handler::Static { validator, .. } => {
+                validator.get_or_init(|| jsonschema::validator_for(&self.input_schema).ok()).as_ref()
             }
             Handler::Dynamic { input_validator, .. } => input_validator.as_ref(),
             Handler::Native(_) => None,
