@@ -36,7 +36,7 @@
 #    the envelope on every request, input_required answered and retried; `mode="legacy"`:
 #    2025-11-25): everything over stdio and HTTP, quickstart's structured output over stdio.
 # 4. Two stateless `quickstart --http` instances behind nginx (Debian's package, installed with
-#    apt-get when missing), configured as in the README's "Deploying several instances": curl and
+#    apt-get when missing), configured as in the guide's "Deploying several instances" (mcp-tools/guide/deploying.md): curl and
 #    the TypeScript SDK without a session through the proxy reach both instances, GET is 405, a
 #    Host the instances do not allow is 403.
 # 5. MCP Apps views in Chromium (Debian's package, installed with apt-get when missing; driven by
@@ -573,7 +573,7 @@ if [ -n "$NGINX" ] && [ -x "$NGINX" ]; then
   rm -rf "$NGX"
   mkdir -p "$NGX/tmp"
   read -r P1 P2 PN <<<"$(free_ports 3)"
-  # As in the README's "Deploying several instances": the instances listen on loopback, require
+  # As in the guide's "Deploying several instances": the instances listen on loopback, require
   # access tokens (here static ones, from a token file) and accept the public name (and loopback
   # names, by default) and nothing else; nginx passes the client's Host on.
   PUBLIC_HOST=mcp.interop.test

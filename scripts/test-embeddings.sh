@@ -14,3 +14,5 @@ cargo test -p mcp-tools-rs --features embeddings --test sentence_embedder
 cargo test -p mcp-tools-rs --features embeddings --lib deferred::
 cargo test -p mcp-tools-rs --features embeddings --doc SentenceEmbedder
 cargo test -p mcp-tools-rs --features embeddings --doc from_model
+# The guide's chapter on search by meaning (mcp-tools/guide/search-by-meaning.md), compiled only with the feature.
+cargo test -p mcp-tools-rs --features embeddings --doc guide::search_by_meaning

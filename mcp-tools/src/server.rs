@@ -1099,7 +1099,8 @@ impl Server {
             format!(
                 "this server has no tools, resources or prompts. If its #[tool] functions are in a \
                  library crate, the crate that builds the server must name it or the linker leaves \
-                 them out: add `use my_library as _;` {fix}. See the README's Troubleshooting section."
+                 them out: add `use my_library as _;` {fix}. See the guide's Troubleshooting \
+                 (mcp_tools::guide::troubleshooting)."
             )
         })
     }

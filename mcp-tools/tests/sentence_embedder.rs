@@ -312,7 +312,7 @@ fn prompts_of_the_model_go_before_requests_and_tools_texts() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn search_tools_ranks_with_the_model_over_the_protocol() {
-    // `from_model`, the README's one line (but a cache file of the test's own), embedding in the
+    // `from_model`, the guide's one line (but a cache file of the test's own), embedding in the
     // background: the server answers at once, the search turns semantic when the vectors are in.
     let file = std::env::temp_dir().join(format!("mcp-tools-served-{}.bin", std::process::id()));
     let mut builder = Server::builder().defer_tools(

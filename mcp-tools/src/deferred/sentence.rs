@@ -473,7 +473,7 @@ impl HybridRanker {
     /// (unless the folder's [`SETTINGS_FILE`](Self::SETTINGS_FILE) names another).
     pub const MODEL_DETAIL_WEIGHT: f32 = 0.35;
 
-    /// The ranker the README recommends, from a sentence-transformers model folder (such as
+    /// The ranker the guide recommends (mcp-tools/guide/search-by-meaning.md), from a sentence-transformers model folder (such as
     /// the one `scripts/fetch-model.sh` prints): [`SentenceEmbedder::from_dir`] (with the
     /// folder's query adapter, if its [`SETTINGS_FILE`](Self::SETTINGS_FILE) names one)
     /// with texts cut at [`DEFAULT_MAX_TOKENS`](SentenceEmbedder::DEFAULT_MAX_TOKENS)
