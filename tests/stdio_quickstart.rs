@@ -234,6 +234,10 @@ fn cli_lists_and_calls_tools() {
     let help = std::process::Command::new(&binary).arg("--help").output().unwrap();
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).contains("call NAME"));
+    // After a subcommand too: `server-json --help` is the usage, not an unknown option.
+    let help = std::process::Command::new(&binary).args(["server-json", "--help"]).output().unwrap();
+    assert!(help.status.success(), "{}", String::from_utf8_lossy(&help.stderr));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--package TYPE=ID"));
 }
 
 #[test]

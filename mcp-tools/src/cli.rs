@@ -260,7 +260,8 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
             }
             serve_stdio(server).await
         }
-        ["-h" | "--help" | "help"] => {
+        // `--help` anywhere (`server-json --help`, `--http 8080 --help`) asks for the usage.
+        ["help"] | [.., "-h" | "--help"] | ["-h" | "--help", ..] => {
             print_text(&format!(
                 "{} {}: an MCP server\n\n{usage}",
                 server.info().name,
