@@ -298,6 +298,129 @@ mod in_process {
         assert_eq!(found.structured().unwrap()["tools"][0]["name"], "find_hotels");
     }
 
+    /// [`Lodging`] behind a gate: embedding waits until the test opens it, as a model still
+    /// busy with a first start's catalog; or fails, as a model that cannot run.
+    #[derive(Default)]
+    struct Gate {
+        open: std::sync::Mutex<bool>,
+        opened: std::sync::Condvar,
+        fail: bool,
+    }
+
+    impl Gate {
+        fn open(&self) {
+            *self.open.lock().unwrap() = true;
+            self.opened.notify_all();
+        }
+    }
+
+    impl Embedder for Gate {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            if self.fail {
+                return Err("the model cannot run here".into());
+            }
+            let mut open = self.open.lock().unwrap();
+            while !*open {
+                open = self.opened.wait(open).unwrap();
+            }
+            drop(open);
+            Lodging.embed(texts)
+        }
+    }
+
+    /// A deferred hotel server whose ranker by meaning is still embedding (or failed), searches
+    /// waiting at most `wait` for it.
+    fn gated_server(gate: &std::sync::Arc<Gate>, wait: std::time::Duration) -> Server {
+        Server::builder()
+            .defer_tools(
+                DeferredTools::new()
+                    .ranker(HybridRanker::new(gate.clone()).no_cache_file())
+                    .meaning_wait(wait),
+            )
+            .tool(Tool::new(
+                "find_hotels",
+                "Find hotels in a city.",
+                json!({"type": "object"}),
+                |_, _| async { Ok(ToolResult::new().text("found")) },
+            ))
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_search_during_a_first_start_waits_for_the_meaning() {
+        let gate = std::sync::Arc::new(Gate::default());
+        let server = gated_server(&gate, std::time::Duration::from_secs(60));
+        let client = TestClient::connect(&server).await;
+        let opener = {
+            let gate = gate.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                gate.open();
+            })
+        };
+        // No word in common with `find_hotels`: found once the vectors exist, by meaning.
+        let found = client.call("search_tools", json!({"query": "accommodation in rome"})).await.unwrap();
+        let page = found.structured().unwrap();
+        assert_eq!(page["tools"][0]["name"], "find_hotels", "{page}");
+        assert!(page.get("rankedBy").is_none() && page.get("hint").is_none(), "{page}");
+        opener.join().unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_search_that_cannot_wait_says_it_ranked_by_words() {
+        let gate = std::sync::Arc::new(Gate::default());
+        let server = gated_server(&gate, std::time::Duration::from_millis(100));
+        let client = TestClient::connect(&server).await;
+        let search = async |query: &str| {
+            client.call("search_tools", json!({"query": query})).await.unwrap().structured().unwrap().clone()
+        };
+        let page = search("accommodation in rome").await;
+        assert_eq!((&page["tools"], &page["rankedBy"]), (&json!([]), &json!("words")), "{page}");
+        let hint = page["hint"].as_str().unwrap();
+        assert!(hint.contains("still being indexed by meaning") && hint.contains("search again"), "{hint}");
+        let page = search("hotels").await;
+        assert_eq!((&page["tools"][0]["name"], &page["rankedBy"]), (&json!("find_hotels"), &json!("words")));
+        // An empty query lists; there is nothing to rank, and nothing to say.
+        let page = search("").await;
+        assert!(page.get("rankedBy").is_none(), "{page}");
+        // Once the vectors exist, by meaning, and no word of it.
+        gate.open();
+        let page = loop {
+            let page = search("accommodation in rome").await;
+            if page.get("rankedBy").is_none() {
+                break page;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        assert_eq!(page["tools"][0]["name"], "find_hotels", "{page}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_search_whose_model_failed_says_it_ranked_by_words() {
+        let gate = std::sync::Arc::new(Gate { fail: true, ..Gate::default() });
+        let server = gated_server(&gate, std::time::Duration::from_secs(60));
+        let client = TestClient::connect(&server).await;
+        let found = client.call("search_tools", json!({"query": "hotels in rome"})).await.unwrap();
+        let page = found.structured().unwrap();
+        assert_eq!((&page["tools"][0]["name"], &page["rankedBy"]), (&json!("find_hotels"), &json!("words")));
+        assert!(page["hint"].as_str().unwrap().contains("unavailable"), "{page}");
+        // A server ranking by words by design says nothing of it.
+        let words = Server::builder()
+            .defer_tools(DeferredTools::new())
+            .tool(Tool::new(
+                "find_hotels",
+                "Find hotels in a city.",
+                json!({"type": "object"}),
+                |_, _| async { Ok(ToolResult::new().text("found")) },
+            ))
+            .build()
+            .unwrap();
+        let client = TestClient::connect(&words).await;
+        let found = client.call("search_tools", json!({"query": "hotels in rome"})).await.unwrap();
+        assert!(found.structured().unwrap().get("rankedBy").is_none(), "{}", found.text());
+    }
+
     /// [`Lodging`] with a vocabulary of a few English words, for spelling correction.
     struct Speller(Vocabulary);
 

@@ -18,7 +18,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 use super::analyze::{Piece, Splitter};
 use super::corpus::{Corpus, Query, SearchDoc};
-use super::rank::{Bm25fRanker, Candidate, Ranker, Scorer};
+use super::rank::{Bm25fRanker, Candidate, Meaning, Ranker, Scorer};
 use super::spell::Vocabulary;
 
 /// The error of an [`Embedder`].
@@ -591,6 +591,34 @@ impl Dense {
         }
     }
 
+    /// Whether queries rank by meaning: once the first vectors exist.
+    fn meaning(&self) -> Meaning {
+        match self.progress.vectors.get() {
+            None => Meaning::Building,
+            Some(None) => Meaning::Failed,
+            Some(Some(_)) => Meaning::Ready,
+        }
+    }
+
+    /// Waits at most `timeout` for the first vectors (or for building to fail).
+    fn wait_for_meaning(&self, timeout: std::time::Duration) -> Meaning {
+        let start = std::time::Instant::now();
+        let mut guard = self.progress.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // `finish` sets the vectors, then notifies under the lock: checked under it, no wake-up
+        // is missed.
+        while self.progress.vectors.get().is_none() {
+            let Some(left) = timeout.checked_sub(start.elapsed()).filter(|left| !left.is_zero()) else {
+                break;
+            };
+            guard = match self.progress.done.wait_timeout(guard, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        drop(guard);
+        self.meaning()
+    }
+
     /// The cosine similarity of the query to each document, or `None` when there is no
     /// embedding (logged).
     fn similarities(&self, query: &Query<'_>, split: bool, drop_values: bool) -> Option<Vec<f32>> {
@@ -857,6 +885,14 @@ impl Scorer for EmbeddingScorer {
         self.dense.wait_ready();
     }
 
+    fn meaning(&self) -> Meaning {
+        self.dense.meaning()
+    }
+
+    fn wait_for_meaning(&self, timeout: std::time::Duration) -> Meaning {
+        self.dense.wait_for_meaning(timeout)
+    }
+
     fn rank(&self, _: &Corpus, query: &Query<'_>, out: &mut Vec<Candidate>) {
         let Some(similarities) = self.dense.similarities(query, self.split_steps, self.drop_values) else {
             return;
@@ -1045,6 +1081,14 @@ impl Scorer for HybridScorer {
 
     fn wait_ready(&self) {
         self.dense.wait_ready();
+    }
+
+    fn meaning(&self) -> Meaning {
+        self.dense.meaning()
+    }
+
+    fn wait_for_meaning(&self, timeout: std::time::Duration) -> Meaning {
+        self.dense.wait_for_meaning(timeout)
     }
 
     fn rank(&self, corpus: &Corpus, query: &Query<'_>, out: &mut Vec<Candidate>) {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::corpus::{Corpus, SearchDoc};
 use super::intent::asks_to_read;
-use super::rank::{Candidate, Ranker, Scorer};
+use super::rank::{Candidate, Meaning, Ranker, Scorer};
 
 /// How strict a search is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -216,6 +216,17 @@ impl SearchIndex {
     /// Blocks until the ranker is ready ([`Scorer::wait_ready`]), e.g. before measuring it.
     pub fn wait_ready(&self) {
         self.scorer.wait_ready();
+    }
+
+    /// Whether queries rank by meaning now ([`Scorer::meaning`]).
+    pub fn meaning(&self) -> Meaning {
+        self.scorer.meaning()
+    }
+
+    /// Waits at most `timeout` for a ranker by meaning's first vectors
+    /// ([`Scorer::wait_for_meaning`]).
+    pub fn wait_for_meaning(&self, timeout: std::time::Duration) -> Meaning {
+        self.scorer.wait_for_meaning(timeout)
     }
 
     /// The options in force.

@@ -9,6 +9,7 @@
 //! look things up freely; everything else goes through `call_tool`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -16,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::corpus::SearchDoc;
 use super::index::{SearchIndex, SearchOptions};
-use super::rank::{Bm25fRanker, Ranker};
+use super::rank::{Bm25fRanker, Meaning, Ranker};
 use crate::context::Context;
 use crate::context::auth::permits;
 use crate::dispatch::call::call_entry;
@@ -45,6 +46,7 @@ pub struct DeferredTools {
     options: SearchOptions,
     default_limit: usize,
     max_query_bytes: usize,
+    meaning_wait: Duration,
     /// The server's call pipeline and list filters (set when the server is built).
     pipeline: Arc<Pipeline>,
     /// The server's skills, which search finds too and `read_skill` reads (set when the server
@@ -93,6 +95,7 @@ impl DeferredTools {
             options: SearchOptions::default(),
             default_limit: 10,
             max_query_bytes: 1024,
+            meaning_wait: DEFAULT_MEANING_WAIT,
             pipeline: Arc::default(),
             skills: None,
         }
@@ -151,6 +154,15 @@ impl DeferredTools {
         self.max_query_bytes = bytes.max(16);
         self
     }
+    /// How long a search waits, at most, for a ranker by meaning
+    /// ([`HybridRanker`](super::HybridRanker)) still embedding the catalog after a first start
+    /// (default 5 s; a restart with the vectors cached is ready at once). A search still
+    /// unanswered by then ranks by words and says so: `rankedBy: "words"` and a hint to search
+    /// again. `Duration::ZERO` never waits.
+    pub fn meaning_wait(mut self, wait: Duration) -> Self {
+        self.meaning_wait = wait;
+        self
+    }
     /// How many results `search_tools` returns when the model gives no `limit` (default 10).
     pub fn search_limit(mut self, limit: usize) -> Self {
         self.default_limit = limit.clamp(1, MAX_LIMIT);
@@ -166,11 +178,14 @@ impl std::fmt::Debug for DeferredTools {
             .field("options", &self.options)
             .field("default_limit", &self.default_limit)
             .field("max_query_bytes", &self.max_query_bytes)
+            .field("meaning_wait", &self.meaning_wait)
             .finish_non_exhaustive()
     }
 }
 
 const MAX_LIMIT: usize = 50;
+/// [`DeferredTools::meaning_wait`]'s default: about what 500 tools take to embed by meaning.
+const DEFAULT_MEANING_WAIT: Duration = Duration::from_secs(5);
 const MAX_DESCRIBE: usize = 20;
 /// The most skills a search returns.
 const MAX_SKILLS: usize = 5;
@@ -403,6 +418,7 @@ fn meta_entries(catalog: &Arc<DeferredCatalog>) -> Vec<Arc<ToolEntry>> {
                 "total": {"type": "integer", "description": "How many tools matched in all."},
                 "nextCursor": {"type": "string"},
                 "searchedAs": {"type": "string", "description": "The query as searched, its misspelt words corrected."},
+                "rankedBy": {"type": "string", "enum": ["words"], "description": "Present when this server ranks by meaning but could not for this search (still indexing, or its model failed): the tools were ranked by their words alone."},
                 "hint": {"type": "string"},
                 "skills": {"type": "array", "description": "Skills that match (first page only): read one by its `uri`.", "items": {
                     "type": "object",
@@ -562,8 +578,9 @@ fn decode(kind: MetaTool, arguments: &RawValue) -> Result<MetaArgs, serde_json::
 
 /// Runs a meta-tool.
 async fn run(catalog: &Arc<DeferredCatalog>, args: MetaArgs, ctx: Context) -> ToolResult {
-    // A ranker that runs a model takes milliseconds a query: off the async workers with it.
-    let blocking = catalog.index.is_blocking();
+    // A ranker that runs a model takes milliseconds a query, and a search may wait for one
+    // still embedding the catalog: off the async workers with it.
+    let blocking = catalog.index.is_blocking() || catalog.index.meaning() == Meaning::Building;
     match args {
         MetaArgs::Search(a) if blocking => off_runtime(catalog.clone(), move |c| search(c, a, &ctx)).await,
         MetaArgs::Search(a) => search(catalog, a, &ctx),
@@ -615,6 +632,13 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolRes
     // A caller sees (and counts) only the tools it may call and the list filters keep.
     let visible = |doc: usize| catalog.visible(doc, ctx);
     let visible: Option<&dyn Fn(usize) -> bool> = if catalog.restricted(ctx) { Some(&visible) } else { None };
+    // A ranker by meaning still embedding the catalog (a first start): wait for it, a while.
+    let query_given = !args.query.trim().is_empty();
+    let meaning = match catalog.index.meaning() {
+        Meaning::Building if query_given => catalog.index.wait_for_meaning(catalog.config.meaning_wait),
+        meaning => meaning,
+    };
+    let by_words = query_given && matches!(meaning, Meaning::Building | Meaning::Failed);
     let page = catalog.index.search_visible(&args.query, args.tags.as_deref(), limit, offset, visible);
     let tools: Vec<Found<'_>> = page
         .hits
@@ -629,7 +653,7 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolRes
             }
         })
         .collect();
-    let hint = (page.total == 0).then(|| {
+    let no_match = (page.total == 0).then(|| {
         // Only the tags of tools this caller may see.
         let tags = catalog.tags_of(|doc| visible.is_none_or(|v| v(doc)));
         if args.query.trim().is_empty() {
@@ -644,6 +668,14 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolRes
             )
         }
     });
+    let by_words_hint = by_words.then_some(match meaning {
+        Meaning::Building => "The tools are still being indexed by meaning, so this search ranked them by their words alone: search again in a few seconds to rank by meaning.",
+        _ => "Ranking by meaning is unavailable on this server (its log says why), so this search ranked the tools by their words alone.",
+    });
+    let hint = match (no_match, by_words_hint) {
+        (Some(no_match), Some(words)) => Some(format!("{no_match} {words}")),
+        (no_match, words) => no_match.or(words.map(str::to_owned)),
+    };
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Page<'a> {
@@ -654,6 +686,8 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolRes
         #[serde(skip_serializing_if = "Option::is_none")]
         searched_as: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        ranked_by: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         hint: Option<String>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         skills: Vec<FoundSkill<'a>>,
@@ -663,6 +697,7 @@ fn search(catalog: &DeferredCatalog, args: SearchArgs, ctx: &Context) -> ToolRes
         total: page.total,
         next_cursor: page.next_offset.map(|n| n.to_string()),
         searched_as: page.searched,
+        ranked_by: by_words.then_some("words"),
         hint,
         skills: if offset == 0 && args.tags.is_none() {
             found_skills(catalog, &args.query)

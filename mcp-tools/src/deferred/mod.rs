@@ -71,7 +71,7 @@ pub use dense::{
 pub use index::{Hit, SearchIndex, SearchOptions, SearchPage};
 pub use intent::asks_to_read;
 pub use meta::DeferredTools;
-pub use rank::{Bm25fRanker, Candidate, Ranker, Scorer};
+pub use rank::{Bm25fRanker, Candidate, Meaning, Ranker, Scorer};
 #[cfg(feature = "embeddings")]
 pub use sentence::SentenceEmbedder;
 pub use spell::Vocabulary;

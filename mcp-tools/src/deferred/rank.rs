@@ -60,11 +60,39 @@ pub trait Scorer: Send + Sync {
     /// Blocks until [`is_ready`](Scorer::is_ready). Default: returns at once.
     fn wait_ready(&self) {}
 
+    /// Whether queries are ranked by meaning now ([`Meaning`]). Default
+    /// [`Meaning::NotUsed`]: a ranker by words alone.
+    fn meaning(&self) -> Meaning {
+        Meaning::NotUsed
+    }
+
+    /// Waits at most `timeout` while the scorer is [`Meaning::Building`] (before a model's first
+    /// vectors of the catalog exist), then says how queries rank. Default: returns at once.
+    fn wait_for_meaning(&self, timeout: std::time::Duration) -> Meaning {
+        let _ = timeout;
+        self.meaning()
+    }
+
     /// The vocabulary with which the index corrects a query's misspelt words before ranking
     /// (see [`Corpus::correct`]); `None` (the default) corrects nothing.
     fn vocabulary(&self) -> Option<&Vocabulary> {
         None
     }
+}
+
+/// Whether a [`Scorer`] ranks queries by meaning ([`Scorer::meaning`]); deferred search says in
+/// its result when a ranker by meaning ranked by words instead (`rankedBy: "words"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Meaning {
+    /// The scorer ranks by words alone, by design (as [`Bm25fRanker`] does).
+    NotUsed,
+    /// A model is embedding the catalog: until its first vectors exist, queries rank by words.
+    Building,
+    /// Queries rank by meaning.
+    Ready,
+    /// Embedding the catalog failed (the reason is logged): queries rank by words.
+    Failed,
 }
 
 /// BM25F: BM25 over several fields, each with its own weight and length normalisation, the
