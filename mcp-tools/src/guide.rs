@@ -22,74 +22,106 @@
 //! * [`performance`]: what the benchmarks measure and found.
 //! * [`repository`]: the repository's layout and what CI runs.
 
-/// Tools, resources and prompts.
-#[doc = include_str!("../guide/tools.md")]
-pub mod tools {}
+/// One chapter: its Markdown file, after link definitions that send the chapters' links to
+/// each other (`[auth]: auth.md` on GitHub) to these pages instead; the first definition of a
+/// label wins, so the file's own are used only where these are absent.
+macro_rules! chapter {
+    ($(#[$attr:meta])* $name:ident, $file:literal) => {
+        $(#[$attr])*
+        #[doc = ""]
+        #[doc = "[auth]: crate::guide::auth\n[eras]: crate::guide::eras\n[http]: crate::guide::http\n[publishing]: crate::guide::publishing\n"]
+        #[cfg_attr(feature = "embeddings", doc = "[search-by-meaning]: crate::guide::search_by_meaning\n")]
+        #[doc = ""]
+        #[doc = include_str!($file)]
+        pub mod $name {}
+    };
+}
 
-/// The command line every server gets.
-#[doc = include_str!("../guide/command-line.md")]
-pub mod command_line {}
+chapter! {
+    /// Tools, resources and prompts.
+    tools, "../guide/tools.md"
+}
 
-/// Serving over HTTP.
-#[doc = include_str!("../guide/http.md")]
-pub mod http {}
+chapter! {
+    /// The command line every server gets.
+    command_line, "../guide/command-line.md"
+}
 
-/// Protecting a server (OAuth).
-#[doc = include_str!("../guide/auth.md")]
-pub mod auth {}
+chapter! {
+    /// Serving over HTTP.
+    http, "../guide/http.md"
+}
 
-/// Middleware and observability.
-#[doc = include_str!("../guide/middleware.md")]
-pub mod middleware {}
+chapter! {
+    /// Protecting a server (OAuth).
+    auth, "../guide/auth.md"
+}
 
-/// Thousands of tools: deferred mode.
-#[doc = include_str!("../guide/deferred.md")]
-pub mod deferred {}
+chapter! {
+    /// Middleware and observability.
+    middleware, "../guide/middleware.md"
+}
 
-/// Search by meaning (feature `embeddings`).
-#[cfg(feature = "embeddings")]
-#[doc = include_str!("../guide/search-by-meaning.md")]
-pub mod search_by_meaning {}
+chapter! {
+    /// Thousands of tools: deferred mode.
+    deferred, "../guide/deferred.md"
+}
 
-/// Serving an OpenAPI document (feature `openapi`).
-#[cfg(feature = "openapi")]
-#[doc = include_str!("../guide/openapi.md")]
-pub mod openapi {}
+chapter! {
+    /// Search by meaning (feature `embeddings`).
+    #[cfg(feature = "embeddings")]
+    search_by_meaning, "../guide/search-by-meaning.md"
+}
 
-/// Many servers behind one (feature `client`).
-#[cfg(feature = "client")]
-#[doc = include_str!("../guide/composition.md")]
-pub mod composition {}
+chapter! {
+    /// Serving an OpenAPI document (feature `openapi`).
+    #[cfg(feature = "openapi")]
+    openapi, "../guide/openapi.md"
+}
 
-/// Interactive views (MCP Apps).
-#[doc = include_str!("../guide/views.md")]
-pub mod views {}
+chapter! {
+    /// Many servers behind one (feature `client`).
+    #[cfg(feature = "client")]
+    composition, "../guide/composition.md"
+}
 
-/// Agent Skills (feature `skills`).
-#[cfg(feature = "skills")]
-#[doc = include_str!("../guide/skills.md")]
-pub mod skills {}
+chapter! {
+    /// Interactive views (MCP Apps).
+    views, "../guide/views.md"
+}
 
-/// Publishing to the MCP registry.
-#[doc = include_str!("../guide/publishing.md")]
-pub mod publishing {}
+chapter! {
+    /// Agent Skills (feature `skills`).
+    #[cfg(feature = "skills")]
+    skills, "../guide/skills.md"
+}
 
-/// Two protocol eras.
-#[doc = include_str!("../guide/eras.md")]
-pub mod eras {}
+chapter! {
+    /// Publishing to the MCP registry.
+    publishing, "../guide/publishing.md"
+}
 
-/// Limits, hostile clients and several instances.
-#[doc = include_str!("../guide/deploying.md")]
-pub mod deploying {}
+chapter! {
+    /// Two protocol eras.
+    eras, "../guide/eras.md"
+}
 
-/// Troubleshooting.
-#[doc = include_str!("../guide/troubleshooting.md")]
-pub mod troubleshooting {}
+chapter! {
+    /// Limits, hostile clients and several instances.
+    deploying, "../guide/deploying.md"
+}
 
-/// Performance.
-#[doc = include_str!("../guide/performance.md")]
-pub mod performance {}
+chapter! {
+    /// Troubleshooting.
+    troubleshooting, "../guide/troubleshooting.md"
+}
 
-/// The repository and CI.
-#[doc = include_str!("../guide/repository.md")]
-pub mod repository {}
+chapter! {
+    /// Performance.
+    performance, "../guide/performance.md"
+}
+
+chapter! {
+    /// The repository and CI.
+    repository, "../guide/repository.md"
+}
