@@ -65,7 +65,11 @@ for file in FILES:
     for number, line in enumerate(text.splitlines(), 1):
         for name, value in LINE.findall(line):
             where = f"{file.relative_to(ROOT)}:{number}"
-            spec = tomllib.loads(f"dep = {value}")["dep"]
+            try:
+                spec = tomllib.loads(f"dep = {value}")["dep"]
+            except tomllib.TOMLDecodeError as e:
+                failures.append(f"{where}: not a dependency line cargo would read ({e}): {line.strip()}")
+                continue
             if isinstance(spec, str):
                 spec = {"version": spec}
             package = spec.get("package", name)

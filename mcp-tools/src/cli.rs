@@ -68,6 +68,12 @@ USAGE:
       itself when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
       Needs the `otel` feature of mcp-tools.
 
+  --redis URL (with stdio, --http or call)
+      keep tasks in the Redis at URL (redis://[:PASSWORD@]HOST[:PORT][/DB]), shared by every
+      instance given the same URL: a task started on one is read, answered and cancelled
+      through any other, and one whose instance died reads as failed within 10 s. Exit code 2
+      when Redis cannot be reached. Needs the `redis` feature of mcp-tools.
+
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
 
 /// The command line's telemetry: [`Telemetry`] with the `otel` feature, none without.
@@ -242,7 +248,29 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
         .and_then(|p| std::path::Path::new(&p).file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| server.info().name.clone());
     let usage = USAGE.replace("{bin}", &bin);
+    let mut args = args;
+    let redis = match take_value(&mut args, "--redis") {
+        Ok(redis) => redis,
+        Err(e) => {
+            eprintln!("error: {e}\n\n{usage}");
+            return ExitCode::from(2);
+        }
+    };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    if let Some(url) = redis {
+        match args.as_slice() {
+            ["help"] | [.., "-h" | "--help"] | ["-h" | "--help", ..] | ["-V" | "--version"] => {}
+            [] | ["--http", ..] | ["call", ..] => {
+                if let Err(code) = use_redis(server, &url).await {
+                    return code;
+                }
+            }
+            _ => {
+                eprintln!("error: --redis goes with serving (stdio or --http) or `call`\n\n{usage}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let serving = matches!(args.as_slice(), [] | ["--http", ..]);
     if let (true, Some(warning)) = (serving, server.empty_catalog_warning(MAIN_FIX)) {
         tracing::warn!("{warning}");
@@ -300,6 +328,49 @@ async fn run(server: &Server, args: Vec<String>) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Takes `FLAG VALUE` (or `FLAG=VALUE`) out of `args`, wherever it is: its value, if given.
+fn take_value(args: &mut Vec<String>, flag: &str) -> Result<Option<String>, String> {
+    let inline = format!("{flag}=");
+    let Some(at) = args.iter().position(|a| a == flag || a.starts_with(&inline)) else {
+        return Ok(None);
+    };
+    let arg = args.remove(at);
+    let value = match arg.strip_prefix(&inline) {
+        Some(value) => value.to_owned(),
+        None if at < args.len() => args.remove(at),
+        None => return Err(format!("{flag} needs a value")),
+    };
+    if value.is_empty() {
+        return Err(format!("{flag} needs a value"));
+    }
+    Ok(Some(value))
+}
+
+/// `--redis URL`: the server keeps its tasks in that Redis (or the command line exits with
+/// code 2, saying why).
+#[cfg(feature = "redis")]
+async fn use_redis(server: &Server, url: &str) -> Result<(), ExitCode> {
+    match crate::store::redis::Redis::connect(url).await {
+        Ok(redis) => {
+            server.set_redis(redis);
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+#[cfg(not(feature = "redis"))]
+async fn use_redis(_server: &Server, _url: &str) -> Result<(), ExitCode> {
+    eprintln!(
+        "error: --redis needs the `redis` feature of mcp-tools: add `features = [\"redis\"]` to the \
+         `mcp-tools-rs` line of the server's Cargo.toml"
+    );
+    Err(ExitCode::from(2))
 }
 
 /// `server-json [OPTIONS]`: the registry entry, on stdout.

@@ -46,7 +46,7 @@
 //! ```toml
 //! [dependencies]
 //! # Not on crates.io yet (`mcp-tools` there is another project): a clone of the repository, by path.
-//! # Features: "auth", "openapi", "client", "otel", "rate-limit", "cache", "embeddings".
+//! # Features: "auth", "openapi", "client", "otel", "rate-limit", "cache", "embeddings", "redis".
 //! mcp-tools-rs = { path = "../mcp-tools/mcp-tools" }  # once published: mcp-tools-rs = "0.1"
 //! serde = { version = "1", features = ["derive"] }    # the same major versions as mcp-tools
 //! schemars = "1"                                      # (not 0.8)
@@ -57,7 +57,8 @@
 //! resource server (`HttpOptions::authorization`, `#[tool(scopes = [...])]`); `openapi` serves
 //! an OpenAPI document's operations as tools (`openapi::OpenApi`); `embeddings` adds
 //! `deferred::SentenceEmbedder`, sentence embeddings on the CPU for
-//! [`deferred::HybridRanker`] (deferred search by meaning as well as by words). The legacy
+//! [`deferred::HybridRanker`] (deferred search by meaning as well as by words); `redis` keeps
+//! tasks in Redis, shared by several instances (`store::Redis`, `--redis URL`). The legacy
 //! HTTP+SSE transport of 2024-11-05 is not served.
 //!
 //! `#[tool]` functions in a library crate are served by a binary that names the library
@@ -91,6 +92,8 @@ mod registry;
 mod server;
 #[cfg(feature = "skills")]
 pub mod skills;
+#[cfg(feature = "redis")]
+pub mod store;
 pub mod testing;
 pub mod transform;
 mod transport;
@@ -98,6 +101,7 @@ mod transport;
 pub use context::auth::{Auth, AuthInfo};
 pub use context::link::ClientError;
 pub use context::{Context, FromContext, HttpParts, State};
+pub use dispatch::bus::{Bus, BusError, BusMessage, ListKind, LocalBus};
 pub use model::apps::{APP_MIME_TYPE, AppView, SKYBRIDGE_MIME_TYPE, Widget};
 pub use model::client_requests::{Elicitation, ElicitationResponse, Root, SamplingRequest, SamplingResponse};
 pub use model::error::{BuildError, ToolError};

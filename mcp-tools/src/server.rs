@@ -18,6 +18,7 @@ use crate::__private::ToolRegistration;
 use crate::compose::{Mount, Upstream};
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
+use crate::dispatch::bus::{Bus, LocalBus};
 use crate::dispatch::events::ServerEvent;
 use crate::dispatch::extensions::{BOTH_ERAS, Extension, Extensions};
 use crate::dispatch::observe::Observer;
@@ -25,7 +26,7 @@ use crate::dispatch::pipeline::{BoxError, ListFilter, Pipeline, ToolCall, ToolSe
 use crate::dispatch::quota::Quota;
 use crate::dispatch::shared::Shared;
 use crate::dispatch::stateless::random_key;
-use crate::dispatch::tasks::{self, Tasks};
+use crate::dispatch::tasks::{self, Backend, Tasks};
 #[cfg(feature = "otel")]
 use crate::middleware::Telemetry;
 use crate::model::apps::AppView;
@@ -48,6 +49,8 @@ use crate::registry::catalog::{Items, Keys};
 use crate::registry::tools::{Paging, Registry, ToolEntry};
 #[cfg(feature = "skills")]
 use crate::skills::{SkillSet, SkillSource};
+#[cfg(feature = "redis")]
+use crate::store::redis::Redis;
 use crate::transform::ToolTransform;
 
 /// Default number of tools per `tools/list` page: large enough that most servers fit in one.
@@ -127,6 +130,7 @@ pub struct ServerBuilder {
     state_key: Option<[u8; 32]>,
     only_era: Option<Era>,
     task_store: Option<Arc<dyn TaskStore>>,
+    bus: Option<Arc<dyn Bus>>,
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
     limits: Limits,
@@ -161,6 +165,7 @@ impl Default for ServerBuilder {
             state_key: None,
             only_era: None,
             task_store: None,
+            bus: None,
             task_ttl: Some(Duration::from_secs(60 * 60)),
             task_poll_interval: Duration::from_millis(500),
             limits: Limits::default(),
@@ -447,6 +452,32 @@ impl ServerBuilder {
     pub fn task_store(mut self, store: impl TaskStore) -> Self {
         self.task_store = Some(Arc::new(store));
         self
+    }
+    /// How the instances of one service reach each other (default: [`LocalBus`], none): with a
+    /// store they share, `tasks/cancel` and `tasks/update` sent to any instance reach the task
+    /// on the instance running it.
+    pub fn bus(mut self, bus: impl Bus) -> Self {
+        self.bus = Some(Arc::new(bus));
+        self
+    }
+    /// Shares tasks with the other instances of this service through Redis: `redis` becomes
+    /// the [`task_store`](Self::task_store) and the [`bus`](Self::bus). See
+    /// [`store`](crate::store) for what is shared and how it fails. The command line's
+    /// `--redis URL` does the same.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_tools::Server;
+    /// use mcp_tools::store::Redis;
+    ///
+    /// let redis = Redis::connect("redis://127.0.0.1:6379/").await?;
+    /// let server = Server::builder().redis(redis).build()?;
+    /// # let _ = server; Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn redis(self, redis: Redis) -> Self {
+        self.task_store(redis.clone()).bus(redis)
     }
     /// How long a task is kept after its creation (default one hour; `None`: as long as its
     /// store keeps it).
@@ -736,7 +767,10 @@ impl ServerBuilder {
                 list_cache,
                 only_era: self.only_era,
                 tasks: Arc::new(Tasks::new(
-                    self.task_store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                    Backend {
+                        store: self.task_store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                        bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus)),
+                    },
                     self.task_ttl,
                     self.task_poll_interval,
                     Quota::new("running tasks", self.limits.max_tasks, self.limits.max_tasks_per_caller),
@@ -921,6 +955,13 @@ impl Server {
     #[cfg(feature = "otel")]
     pub(crate) fn set_telemetry(&self, telemetry: Telemetry) {
         let _ = self.shared.observer.set(Arc::new(telemetry));
+    }
+
+    /// Keeps the server's tasks in Redis from now on (the command line's `--redis URL`, given
+    /// before it serves): the store and bus of [`ServerBuilder::redis`].
+    #[cfg(feature = "redis")]
+    pub(crate) fn set_redis(&self, redis: Redis) {
+        self.shared.tasks.set_backend(Backend { store: Arc::new(redis.clone()), bus: Arc::new(redis) });
     }
 
     /// The server's entry for the [MCP registry](https://registry.modelcontextprotocol.io), its

@@ -170,6 +170,15 @@ impl TestClient {
         TestClient { connection: Connection::open_stateless(server, capabilities, Some(Arc::new(responder))) }
     }
 
+    /// The same client, sending every request as a caller with this verified identity (as
+    /// Streamable HTTP with authorization does; the tool's [`Context::auth`](crate::Context::auth)
+    /// returns it). A task belongs to its creator's identity rather than to this connection, so
+    /// that clients with the same identity reach it through any server sharing its task store.
+    pub fn with_identity(mut self, auth: crate::context::auth::AuthInfo) -> TestClient {
+        self.connection.set_identity(auth);
+        self
+    }
+
     /// The era this client speaks.
     pub fn era(&self) -> Era {
         self.connection.era()

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("compose", 6),
     ("transform", 6),
     ("skills", 6),
+    ("store", 6),
     ("server", 7),
     ("transport", 8),
     ("testing", 9),

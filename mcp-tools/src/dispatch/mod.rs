@@ -2,8 +2,9 @@
 //! era and routes by method ([`methods`]: one table, one `match`); [`call`] runs one
 //! `tools/call`; [`stateless`] and [`tasks`] hold what only 2026-07-28 has; [`extensions`] is the
 //! table of the extensions a server offers. [`shared::Shared`] is what every session of a server
-//! reads; [`events`] what they hear.
+//! reads; [`events`] what they hear; [`bus`] what the instances of one service tell each other.
 
+pub(crate) mod bus;
 pub(crate) mod call;
 pub(crate) mod events;
 pub(crate) mod extensions;

@@ -2,6 +2,10 @@
 //! keeps running on its own after its request is answered with the task's handle; its state is
 //! saved in the server's [`TaskStore`] at every change (durably before the handle is sent), its
 //! questions wait for `tasks/update`, and `tasks/cancel` stops it.
+//!
+//! Several instances of one service share the store and a [`Bus`]: a task runs on the instance
+//! that started it, its state is read from any (through the store), and `tasks/cancel` or
+//! `tasks/update` reaching another instance travel over the bus to the one running it.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,12 +13,15 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use arc_swap::ArcSwap;
+use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, json};
 use tokio::sync::broadcast;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::bus::{Bus, BusMessage};
 use super::events::ServerEvent;
 use super::extensions::Extension;
 use super::quota::{Caller, Held, Quota, Share};
@@ -44,13 +51,22 @@ struct Running {
     questions: Arc<TaskQuestions>,
 }
 
-/// The server's tasks: their store, the calls still running, and how many may run.
+/// Where tasks' states are kept and how the instances sharing them reach each other.
+pub(crate) struct Backend {
+    pub store: Arc<dyn TaskStore>,
+    pub bus: Arc<dyn Bus>,
+}
+
+/// The server's tasks: their store and bus, the calls still running here, and how many may run.
 pub(crate) struct Tasks {
-    store: Arc<dyn TaskStore>,
+    backend: ArcSwap<Backend>,
     ttl: Option<Duration>,
     poll_interval: Duration,
     running: Mutex<HashMap<String, Running>>,
     quota: Arc<Quota>,
+    /// Set once the bus is listened to (from the first task started); stops the listener when
+    /// the server is dropped.
+    listening: Mutex<Option<DropGuard>>,
 }
 
 /// What a call that may become a task holds from before it starts: its share of the running
@@ -68,14 +84,85 @@ pub(crate) type Call = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
 /// How long `tasks/update` waits for the task's state to drop the questions it answered.
 const ANSWER_SAVE_WAIT: Duration = Duration::from_secs(5);
 
+/// How often `tasks/update` reads the state of a task running on another instance while it
+/// waits for its answers to be taken: first, and at most.
+const ANSWER_POLL: (Duration, Duration) = (Duration::from_millis(5), Duration::from_millis(100));
+
 impl Tasks {
-    pub fn new(
-        store: Arc<dyn TaskStore>,
-        ttl: Option<Duration>,
-        poll_interval: Duration,
-        quota: Arc<Quota>,
-    ) -> Tasks {
-        Tasks { store, ttl, poll_interval, running: Mutex::new(HashMap::new()), quota }
+    pub fn new(backend: Backend, ttl: Option<Duration>, poll_interval: Duration, quota: Arc<Quota>) -> Tasks {
+        Tasks {
+            backend: ArcSwap::from_pointee(backend),
+            ttl,
+            poll_interval,
+            running: Mutex::new(HashMap::new()),
+            quota,
+            listening: Mutex::new(None),
+        }
+    }
+
+    /// Keeps tasks in `backend` from now on (the command line's `--redis`, before it serves).
+    #[cfg(feature = "redis")]
+    pub fn set_backend(&self, backend: Backend) {
+        self.backend.store(Arc::new(backend));
+        // A listener of the previous bus stops; the next task listens to this one.
+        self.listening.lock().expect("listening lock").take();
+    }
+
+    fn store(&self) -> Arc<dyn TaskStore> {
+        self.backend.load().store.clone()
+    }
+
+    /// Listens to the bus, once: the other instances' cancellations and answers for the tasks
+    /// running here. Started with the first task (a server that never runs one listens to
+    /// nothing), and stopped when the server is dropped.
+    fn listen(self: &Arc<Self>) {
+        let mut listening = self.listening.lock().expect("listening lock");
+        if listening.is_some() {
+            return;
+        }
+        let stop = CancellationToken::new();
+        *listening = Some(stop.clone().drop_guard());
+        let mut messages = self.backend.load().bus.subscribe();
+        let tasks = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let message = tokio::select! {
+                    _ = stop.cancelled() => break,
+                    message = messages.next() => message,
+                };
+                let (Some(message), Some(tasks)) = (message, tasks.upgrade()) else { break };
+                tasks.heard(message);
+            }
+        });
+    }
+
+    /// Acts on another instance's message about a task running here (others are ignored).
+    fn heard(&self, message: BusMessage) {
+        let running = self.running.lock().expect("running lock");
+        match message {
+            BusMessage::CancelTask { task_id } => {
+                if let Some(task) = running.get(&task_id) {
+                    tracing::debug!(task = %task_id, "cancelled through another instance");
+                    task.cancel.cancel();
+                }
+            }
+            BusMessage::AnswerTask { task_id, answers } => {
+                if let Some(task) = running.get(&task_id) {
+                    tracing::debug!(task = %task_id, "answered through another instance");
+                    task.questions.answer(|key| answers.get(key).cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The error a request that needs the bus answers when it cannot publish.
+    fn bus_failed(task_id: &str, e: &super::bus::BusError) -> ErrorObject {
+        tracing::error!(task = %crate::protocol::jsonrpc::shown(task_id), error = %e, "the bus failed to carry a task's message");
+        ErrorObject::new(
+            INTERNAL_ERROR,
+            format!("the task runs on another instance of this server, which could not be reached: {e}"),
+        )
     }
 
     /// Room for a call of `caller` that may become a task: a share of the running tasks, then a
@@ -112,10 +199,11 @@ impl Tasks {
         let task_id = new_id();
         let record = TaskRecord::new(task_id.clone(), self.ttl, Some(self.poll_interval))
             .with_owner(reserved.owner.clone());
-        self.store.save(record.clone()).await.map_err(|e| {
+        self.store().save(record.clone()).await.map_err(|e| {
             tracing::error!(error = %e, "the task store failed to save a new task");
-            ErrorObject::new(INTERNAL_ERROR, "the task could not be created: its store failed")
+            ErrorObject::new(INTERNAL_ERROR, format!("the task could not be created: its store failed: {e}"))
         })?;
+        self.listen();
         let questions = Arc::new(TaskQuestions::default());
         input.become_task(questions.clone());
         self.running
@@ -174,7 +262,7 @@ impl Tasks {
 
     async fn save(&self, record: &mut TaskRecord, events: &broadcast::Sender<ServerEvent>) {
         record.last_updated_at = SystemTime::now();
-        if let Err(e) = self.store.save(record.clone()).await {
+        if let Err(e) = self.store().save(record.clone()).await {
             tracing::error!(task = %record.task_id, error = %e, "the task store failed to save a task's state");
         }
         let _ = events.send(ServerEvent::TaskChanged(record.task_id.clone(), Arc::new(record.detailed())));
@@ -211,17 +299,60 @@ impl Tasks {
         );
         let questions =
             self.running.lock().expect("running lock").get(&record.task_id).map(|r| r.questions.clone());
-        if let Some(questions) = questions
-            && let Some(version) = questions.answer(|key| answers.answer(key))
-        {
-            // Acknowledged once the task's state no longer lists the answered questions: a
-            // `tasks/get` right after this answer must not see them (the task's own loop saves
-            // the change; bounded, should the store hang).
-            if tokio::time::timeout(ANSWER_SAVE_WAIT, questions.saved(version)).await.is_err() {
-                tracing::warn!(task = %record.task_id, "the task's answered questions were not saved in time");
+        if let Some(questions) = questions {
+            if let Some(version) = questions.answer(|key| answers.answer(key)) {
+                // Acknowledged once the task's state no longer lists the answered questions: a
+                // `tasks/get` right after this answer must not see them (the task's own loop
+                // saves the change; bounded, should the store hang).
+                if tokio::time::timeout(ANSWER_SAVE_WAIT, questions.saved(version)).await.is_err() {
+                    tracing::warn!(task = %record.task_id, "the task's answered questions were not saved in time");
+                }
+            }
+            return Ok(acknowledged());
+        }
+        // Not running here: another instance runs it (or it ended). The questions its state
+        // lists are the outstanding ones; their answers go to that instance.
+        let given: Map<String, serde_json::Value> = record
+            .input_requests
+            .keys()
+            .filter_map(|key| answers.answer(key).map(|answer| (key.clone(), answer)))
+            .collect();
+        if record.status.is_terminal() || given.is_empty() {
+            return Ok(acknowledged());
+        }
+        let keys: Vec<String> = given.keys().cloned().collect();
+        let bus = self.backend.load().bus.clone();
+        bus.publish(BusMessage::AnswerTask { task_id: record.task_id.clone(), answers: given })
+            .await
+            .map_err(|e| Self::bus_failed(&record.task_id, &e))?;
+        self.taken(&record.task_id, &keys).await;
+        Ok(acknowledged())
+    }
+
+    /// Waits (at most [`ANSWER_SAVE_WAIT`]) until the stored state of task `task_id` no longer
+    /// lists the questions `keys`: the instance running it took the answers and saved.
+    async fn taken(&self, task_id: &str, keys: &[String]) {
+        let store = self.store();
+        let deadline = tokio::time::Instant::now() + ANSWER_SAVE_WAIT;
+        let mut pause = ANSWER_POLL.0;
+        loop {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(ANSWER_POLL.1);
+            match store.load(task_id).await {
+                Ok(Some(task))
+                    if !task.status.is_terminal()
+                        && keys.iter().any(|k| task.input_requests.contains_key(k)) => {}
+                Ok(_) => return,
+                Err(e) => {
+                    tracing::warn!(task = %task_id, error = %e, "the task store failed while an answer was delivered");
+                    return;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!(task = %task_id, "another instance did not take the task's answers in time");
+                return;
             }
         }
-        Ok(acknowledged())
     }
 
     /// `tasks/cancel`: stops the task if it still runs (a finished one stays as it is).
@@ -231,8 +362,17 @@ impl Tasks {
         owner: Option<&str>,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let record = self.find(params, owner).await?;
-        if let Some(running) = self.running.lock().expect("running lock").get(&record.task_id) {
-            running.cancel.cancel();
+        let here = self.running.lock().expect("running lock").get(&record.task_id).map(|r| r.cancel.clone());
+        match here {
+            Some(cancel) => cancel.cancel(),
+            // Another instance runs it: that one stops it.
+            None if !record.status.is_terminal() => {
+                let bus = self.backend.load().bus.clone();
+                bus.publish(BusMessage::CancelTask { task_id: record.task_id.clone() })
+                    .await
+                    .map_err(|e| Self::bus_failed(&record.task_id, &e))?;
+            }
+            None => {}
         }
         Ok(acknowledged())
     }
@@ -253,7 +393,7 @@ impl Tasks {
     /// Task `task_id` if `owner` created it; another caller's task is as unknown as one that
     /// never existed (same error, same text), so its id reveals nothing.
     pub async fn owned(&self, task_id: &str, owner: Option<&str>) -> Result<TaskRecord, ErrorObject> {
-        match self.store.load(task_id).await {
+        match self.store().load(task_id).await {
             Ok(Some(record)) if record.owner.as_deref() == owner => Ok(record),
             Ok(Some(_)) | Ok(None) => Err(ErrorObject {
                 code: INVALID_PARAMS,
@@ -262,7 +402,7 @@ impl Tasks {
             }),
             Err(e) => {
                 tracing::error!(task = %crate::protocol::jsonrpc::shown(task_id), error = %e, "the task store failed to load a task");
-                Err(ErrorObject::new(INTERNAL_ERROR, "the task store failed"))
+                Err(ErrorObject::new(INTERNAL_ERROR, format!("the task store failed: {e}")))
             }
         }
     }

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
+use crate::context::HttpParts;
+use crate::context::auth::AuthInfo;
 use crate::context::peer::Queue;
 use crate::dispatch::Origin;
 use crate::dispatch::session::Session;
@@ -84,6 +86,18 @@ impl Connection {
         responder: Option<Arc<Responder>>,
     ) -> Connection {
         Connection { stateless: Some(capabilities), ..Connection::open(server, responder) }
+    }
+
+    /// Sends every request as coming from a caller with this verified identity (as the HTTP
+    /// transport does once it verified a token): what it creates belongs to that identity.
+    pub fn set_identity(&mut self, auth: AuthInfo) {
+        let http = HttpParts {
+            headers: Default::default(),
+            peer_addr: None,
+            session_id: None,
+            auth: Some(Arc::new(auth)),
+        };
+        self.origin.http = Some(Arc::new(http));
     }
 
     /// The era this connection speaks.
