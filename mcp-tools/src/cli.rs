@@ -66,13 +66,13 @@ USAGE:
       conventions) and the mcp.server.operation.duration metric, exported by OTLP over HTTP as
       the OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...). On by
       itself when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
-      Needs the `otel` feature of mcp-tools.
+      Needs the `otel` feature of mcp-tools-rs.
 
   --redis URL (with stdio, --http or call)
       keep tasks in the Redis at URL (redis://[:PASSWORD@]HOST[:PORT][/DB]), shared by every
       instance given the same URL: a task started on one is read, answered and cancelled
       through any other, and one whose instance died reads as failed within 10 s. Exit code 2
-      when Redis cannot be reached. Needs the `redis` feature of mcp-tools.
+      when Redis cannot be reached. Needs the `redis` feature of mcp-tools-rs.
 
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
 
@@ -367,7 +367,7 @@ async fn use_redis(server: &Server, url: &str) -> Result<(), ExitCode> {
 #[cfg(not(feature = "redis"))]
 async fn use_redis(_server: &Server, _url: &str) -> Result<(), ExitCode> {
     eprintln!(
-        "error: --redis needs the `redis` feature of mcp-tools: add `features = [\"redis\"]` to the \
+        "error: --redis needs the `redis` feature of mcp-tools-rs: add `features = [\"redis\"]` to the \
          `mcp-tools-rs` line of the server's Cargo.toml"
     );
     Err(ExitCode::from(2))
@@ -682,7 +682,7 @@ impl AuthFlags {
         #[cfg(not(feature = "auth"))]
         {
             let _ = options;
-            Err("the --auth-* options need the `auth` feature of mcp-tools".to_owned())
+            Err("the --auth-* options need the `auth` feature of mcp-tools-rs (`features = [\"auth\"]` on its line in Cargo.toml)".to_owned())
         }
         #[cfg(feature = "auth")]
         {
@@ -716,7 +716,9 @@ impl AuthFlags {
 
 #[cfg(not(feature = "http"))]
 async fn http(_: &Server, _: &[&str], _: &str) -> ExitCode {
-    eprintln!("error: this binary was built without the `http` feature of mcp-tools");
+    eprintln!(
+        "error: this binary was built without the `http` feature of mcp-tools-rs (`features = [\"http\"]` on its line in Cargo.toml)"
+    );
     ExitCode::from(2)
 }
 
@@ -754,7 +756,9 @@ fn telemetry(
     _: &Implementation,
 ) -> Result<Option<Telemetry>, ExitCode> {
     if take_otel_flag(args) {
-        eprintln!("error: --otel: this binary was built without the `otel` feature of mcp-tools");
+        eprintln!(
+            "error: --otel: this binary was built without the `otel` feature of mcp-tools-rs (`features = [\"otel\"]` on its line in Cargo.toml)"
+        );
         return Err(ExitCode::from(2));
     }
     Ok(None)

@@ -652,8 +652,8 @@ impl ServerBuilder {
     }
 
     /// Checks the catalog (names, duplicates, schemas, state) and builds the server. All
-    /// problems are reported at once. A server that mounts upstreams is built with
-    /// [`connect`](Self::connect) instead.
+    /// problems are reported at once. A server that mounts upstreams is built with `connect`
+    /// (feature `client`) instead.
     pub fn build(self) -> Result<Server, BuildError> {
         if self.mounts_any() {
             return Err(BuildError::new(vec![

@@ -79,9 +79,9 @@ impl AuthInfo {
         scopes.iter().all(|s| self.has_scope(s.as_ref()))
     }
     /// The access token the caller presented (set by the server's authorization, not by a
-    /// [`TokenVerifier`](crate::auth::TokenVerifier)), for exchanging it for a token of another
-    /// audience (RFC 8693) or, where the upstream is meant to accept it, for passing it on
-    /// ([`Upstream::pass_caller_token`](crate::compose::Upstream::pass_caller_token)). It is a
+    /// `TokenVerifier`, feature `auth`), for exchanging it for a token of another audience
+    /// (RFC 8693) or, where the upstream is meant to accept it, for passing it on
+    /// (`Upstream::pass_caller_token`, feature `client`). It is a
     /// credential: never log it. `Debug` output leaves it out.
     pub fn token(&self) -> Option<&str> {
         self.token.0.as_deref()

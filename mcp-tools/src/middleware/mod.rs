@@ -15,9 +15,9 @@
 //! * `ResultCache` (feature `cache`): an opt-in cache of read-only, idempotent tools' results,
 //!   per tool, arguments and caller, with a time to live and bounded memory.
 //!
-//! Every request (not only tool calls) can be watched too: [`Telemetry`] (feature `otel`) makes
-//! each one an OpenTelemetry span and measures it
-//! ([`ServerBuilder::telemetry`](crate::ServerBuilder::telemetry), or `--otel` on the command line).
+//! Every request (not only tool calls) can be watched too: `Telemetry` (feature `otel`) makes
+//! each one an OpenTelemetry span and measures it (`ServerBuilder::telemetry`, or `--otel` on
+//! the command line).
 //!
 //! ```rust,standalone_crate
 //! use mcp_tools::middleware::{ToolCall, ToolService};

@@ -402,7 +402,7 @@ pub(crate) fn render(
         })
         .collect();
     if serving.any_auth() && !cfg!(feature = "auth") {
-        problems.push("the --auth-* options need the `auth` feature of mcp-tools".to_owned());
+        problems.push("the --auth-* options need the `auth` feature of mcp-tools-rs (`features = [\"auth\"]` on its line in Cargo.toml)".to_owned());
     }
     if serving.http.is_none()
         && let Some((flag, _)) = serving.options.iter().find(|(f, _)| !f.starts_with("--auth-"))
@@ -599,7 +599,7 @@ fn package_json(
         Some(addr) => {
             if !cfg!(feature = "http") {
                 return Err(
-                    "--http: this binary was built without the `http` feature of mcp-tools".to_owned()
+                    "--http: this binary was built without the `http` feature of mcp-tools-rs (`features = [\"http\"]` on its line in Cargo.toml)".to_owned()
                 );
             }
             let (transport, arguments) = http_package(addr, facts, serving)?;
@@ -642,7 +642,7 @@ fn http_package(addr: &str, facts: &Facts<'_>, serving: &Serving) -> Result<(Val
         format!("http://{host}:{}{path}", socket.port())
     };
     if serving.any_auth() && !cfg!(feature = "auth") {
-        return Err("the --auth-* options need the `auth` feature of mcp-tools".to_owned());
+        return Err("the --auth-* options need the `auth` feature of mcp-tools-rs (`features = [\"auth\"]` on its line in Cargo.toml)".to_owned());
     }
     // Tools with scopes mean little without authorization: ask for it (a binary without the
     // `auth` feature cannot verify tokens, and serves them to anyone).
@@ -697,7 +697,9 @@ fn http_package(addr: &str, facts: &Facts<'_>, serving: &Serving) -> Result<(Val
 /// A hosted endpoint; one served with static tokens asks for one as a header.
 fn remote_json(url: &str, serving: &Serving) -> Result<Value, String> {
     if !cfg!(feature = "http") {
-        return Err(format!("--remote {url}: this binary was built without the `http` feature of mcp-tools"));
+        return Err(format!(
+            "--remote {url}: this binary was built without the `http` feature of mcp-tools-rs (`features = [\"http\"]` on its line in Cargo.toml)"
+        ));
     }
     if !is_http_url(url) {
         return Err(format!("--remote {url:?}: the endpoint's URL must be http(s)://…"));
