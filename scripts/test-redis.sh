@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tests of the `redis` feature against a real Redis (tests/redis.rs): tasks shared by several
 # servers (read, cancelled and answered through another instance), a stopped instance's task
-# failing within its lease, Redis lost and back while serving, Redis unreachable at start-up.
+# failing within its lease, Redis lost and back while serving, Redis unreachable at start-up;
+# events (list changes, resource updates, task changes) heard across instances; 2025-11-25 HTTP
+# sessions created through one instance, served and ended through another.
 # Installs redis-server from Debian when missing (apt-get, as root in CI), starts it on a free
 # port with no persistence in a temporary folder, runs the tests with its URL in
 # MCP_TOOLS_REDIS_URL, and stops it at the end. Run by .ci/run.

@@ -1,7 +1,10 @@
-//! Tasks shared by several servers through a real Redis (`mcp_tools::store::Redis`): a task
+//! Several servers sharing a real Redis (`mcp_tools::store::Redis`) as one service. Tasks: a task
 //! started on one server is read, cancelled and answered through another; a task whose server
 //! stopped reads as failed within the lease; Redis lost while serving gives clear errors and the
-//! same server recovers when it is back; Redis unreachable at start-up is a clear error.
+//! same server recovers when it is back; Redis unreachable at start-up is a clear error. Events:
+//! a run-time catalog change, a resource update and a task's changes on one server reach the
+//! listeners of another, once. Sessions (2025-11-25, over HTTP): created through one server,
+//! served and ended through another, expiring only when idle everywhere.
 //!
 //! Needs a Redis: `bash scripts/test-redis.sh` starts one and runs this file with
 //! `MCP_TOOLS_REDIS_URL` (and `MCP_TOOLS_REDIS_SERVER`, the `redis-server` binary, for the test
@@ -14,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use mcp_tools::store::Redis;
 use mcp_tools::testing::TestClient;
-use mcp_tools::{AuthInfo, Context, Elicitation, Server, ToolError, tool};
+use mcp_tools::{
+    AuthInfo, Context, Elicitation, Resource, ResourceContents, Server, Tool, ToolError, ToolResult, tool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -62,6 +67,21 @@ struct Yes {
 #[tool(task = "required")]
 async fn ask_then_go(ctx: Context) -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_millis(20)).await;
+    let answer = ctx.input_key("go").elicit::<Yes>("Go on?").await?;
+    Ok(format!("went: {}", matches!(answer, Elicitation::Accept(Yes { yes: true }))))
+}
+
+/// Logs at the info level, then answers.
+#[tool]
+async fn chatty(ctx: Context) -> String {
+    ctx.log(mcp_tools::LogLevel::Info, "chatting");
+    "said it".into()
+}
+
+/// Works a while (time to listen to it), then asks the client whether to go on.
+#[tool(task = "required")]
+async fn ask_later(ctx: Context) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let answer = ctx.input_key("go").elicit::<Yes>("Go on?").await?;
     Ok(format!("went: {}", matches!(answer, Elicitation::Accept(Yes { yes: true }))))
 }
@@ -355,4 +375,309 @@ async fn redis_unreachable_at_start_up_is_a_clear_error_naming_the_url() {
     assert_eq!(code, ExitCode::SUCCESS);
     let code = server.run_cli(["list", "--redis", &redis_url()]).await;
     assert_eq!(code, ExitCode::from(2), "--redis goes with serving or call only");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events between instances: a change made on one instance is heard by the listeners of every
+// other, exactly as if it were their own, and once on its own.
+
+const WATCHED: &str = "test://watched";
+
+/// An instance serving one subscribable resource, with a 2026-07-28 listener and a 2025-11-25
+/// session subscribed to it.
+async fn watching_instance(url: &str, prefix: &str) -> Server {
+    let redis = Redis::builder(url).prefix(prefix).lease(LEASE).connect().await.unwrap();
+    Server::builder()
+        .task_poll_interval(Duration::from_millis(50))
+        .resource(Resource::fixed(WATCHED, "watched", ResourceContents::text(WATCHED, None, "v1")))
+        .redis(redis)
+        .build()
+        .unwrap()
+}
+
+/// Opens a listen stream on `client`, waiting for its acknowledgement; its id.
+async fn listen(client: &TestClient, filter: Value) -> i64 {
+    let id = client.send_request("subscriptions/listen", json!({"notifications": filter}));
+    let ack = tokio::time::timeout(
+        Duration::from_secs(5),
+        client.notification("notifications/subscriptions/acknowledged"),
+    )
+    .await
+    .expect("acknowledged");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id);
+    id
+}
+
+/// The next notification named `method`, within a few seconds.
+async fn heard(client: &TestClient, method: &str) -> Value {
+    tokio::time::timeout(Duration::from_secs(5), client.notification(method))
+        .await
+        .unwrap_or_else(|_| panic!("no {method} within 5 s"))
+}
+
+/// Nothing more heard, after a while for anything late (a duplicate, a loop) to arrive.
+async fn nothing_more(client: &TestClient, who: &str) {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rest = client.take_notifications().await;
+    assert!(rest.is_empty(), "{who} heard more: {rest:?}");
+}
+
+fn late_tool() -> Tool {
+    Tool::new("late", "Added at run time.", json!({"type": "object"}), |_, _| async {
+        Ok(ToolResult::new().text("late"))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_added_on_a_is_heard_by_the_listeners_of_b_and_once_by_as_own() {
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (watching_instance(&url, &prefix).await, watching_instance(&url, &prefix).await);
+    let (on_a, on_b) = (client(&a), client(&b));
+    let (listening_a, listening_b) = (
+        listen(&on_a, json!({"toolsListChanged": true})).await,
+        listen(&on_b, json!({"toolsListChanged": true, "promptsListChanged": true})).await,
+    );
+    let session_b = TestClient::connect(&b).await;
+
+    a.add_tool(late_tool()).unwrap();
+    let changed = heard(&on_b, "notifications/tools/list_changed").await;
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], listening_b);
+    heard(&session_b, "notifications/tools/list_changed").await;
+    let own = heard(&on_a, "notifications/tools/list_changed").await;
+    assert_eq!(own["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], listening_a);
+    // Once each: B does not publish what it heard back to A, nor tell its listeners twice.
+    nothing_more(&on_a, "A's listener").await;
+    nothing_more(&on_b, "B's listener").await;
+    nothing_more(&session_b, "B's session").await;
+    // The event says "list again": B's catalog is its own (the application adds the tool on
+    // every instance; here it has not yet on B).
+    assert!(!b.tool_names().contains(&"late".to_owned()));
+
+    // Removing a resource on B: resources list listeners on A hear it; B's (not asking) do not.
+    let resources_a = TestClient::connect(&a).await;
+    assert!(b.remove_resource(WATCHED));
+    heard(&resources_a, "notifications/resources/list_changed").await;
+    nothing_more(&on_b, "B's listener (it asked for tools and prompts)").await;
+    nothing_more(&on_a, "A's listener (it asked for tools)").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_updated_on_a_reaches_the_subscribers_of_b_only() {
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (watching_instance(&url, &prefix).await, watching_instance(&url, &prefix).await);
+    let (on_a, on_b) = (client(&a), client(&b));
+    let listening = listen(&on_b, json!({"resourceSubscriptions": [WATCHED]})).await;
+    listen(&on_a, json!({"toolsListChanged": true})).await;
+    let session_b = TestClient::connect(&b).await;
+    session_b.request("resources/subscribe", json!({"uri": WATCHED})).await.unwrap();
+    let unsubscribed_b = TestClient::connect(&b).await;
+
+    a.notify_resource_updated(WATCHED);
+    let updated = heard(&on_b, "notifications/resources/updated").await;
+    assert_eq!(updated["params"]["uri"], WATCHED);
+    assert_eq!(updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], listening);
+    assert_eq!(heard(&session_b, "notifications/resources/updated").await["params"]["uri"], WATCHED);
+    nothing_more(&on_b, "B's listener").await;
+    nothing_more(&session_b, "B's session").await;
+    nothing_more(&unsubscribed_b, "a session of B not subscribed").await;
+    nothing_more(&on_a, "A's listener (not subscribed)").await;
+    // Another URI: nobody subscribed to it.
+    a.notify_resource_updated("test://other");
+    nothing_more(&on_b, "B's listener").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_on_b_hears_the_changes_of_a_task_running_on_a() {
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (instance(&url, &prefix).await, instance(&url, &prefix).await);
+    let (on_a, on_b) = (client(&a), client(&b));
+    let task_id = start_task(&on_a, "ask_later", json!({})).await;
+    listen(&on_b, json!({"taskIds": [task_id]})).await;
+    let asking = heard(&on_b, "notifications/tasks").await;
+    assert_eq!(
+        (asking["params"]["taskId"].as_str(), asking["params"]["status"].as_str()),
+        (Some(&*task_id), Some("input_required")),
+        "{asking}"
+    );
+    let answers = json!({"go": {"action": "accept", "content": {"yes": true}}});
+    on_b.request("tasks/update", json!({"taskId": task_id, "inputResponses": answers})).await.unwrap();
+    // Completed with its result (working again first, unless it ended as soon as answered).
+    let mut statuses = Vec::new();
+    while statuses.last().map(String::as_str) != Some("completed") {
+        let change = heard(&on_b, "notifications/tasks").await;
+        statuses.push(change["params"]["status"].as_str().unwrap().to_owned());
+        if change["params"]["status"] == "completed" {
+            assert_eq!(change["params"]["result"]["content"][0]["text"], "went: true", "{change}");
+        }
+    }
+    assert!(statuses == ["completed"] || statuses == ["working", "completed"], "{statuses:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2025-11-25 sessions shared over HTTP: created through one instance, served by any, ended
+// through any; idle expiry kept.
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+fn http_post(session: Option<&str>, body: &Value) -> axum::http::Request<axum::body::Body> {
+    let mut request = axum::http::Request::post("/mcp")
+        .header("host", "localhost")
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request.body(axum::body::Body::from(body.to_string())).unwrap()
+}
+
+async fn exchange(app: &axum::Router, request: axum::http::Request<axum::body::Body>) -> (u16, Value) {
+    use tower::ServiceExt as _;
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    // A JSON answer, or the last message of an SSE stream.
+    let json = text.lines().filter_map(|l| l.strip_prefix("data: ")).rfind(|d| !d.is_empty()).map_or_else(
+        || serde_json::from_str(&text).unwrap_or(Value::Null),
+        |d| serde_json::from_str(d).unwrap(),
+    );
+    (status, json)
+}
+
+async fn open_session(app: &axum::Router) -> String {
+    use tower::ServiceExt as _;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"roots": {}}, "clientInfo": {"name": "shared", "version": "1"}}});
+    let response = app.clone().oneshot(http_post(None, &initialize)).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    response.headers()["mcp-session-id"].to_str().unwrap().to_owned()
+}
+
+async fn rpc(app: &axum::Router, session: &str, id: u64, method: &str, params: Value) -> (u16, Value) {
+    exchange(
+        app,
+        http_post(Some(session), &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})),
+    )
+    .await
+}
+
+fn get_stream(session: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::get("/mcp")
+        .header("host", "localhost")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .body(axum::body::Body::empty())
+        .unwrap()
+}
+
+fn delete(session: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::delete("/mcp")
+        .header("host", "localhost")
+        .header("mcp-session-id", session)
+        .body(axum::body::Body::empty())
+        .unwrap()
+}
+
+/// Waits until `check` holds (at most 3 s), polling.
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < Duration::from_secs(3), "not within 3 s: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_initialized_through_a_is_served_by_b_and_ended_through_either() {
+    use futures_util::StreamExt as _;
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (watching_instance(&url, &prefix).await, watching_instance(&url, &prefix).await);
+    let options = || mcp_tools::HttpOptions::new().keep_alive(None);
+    let (app_a, app_b) = (a.http_router(options()), b.http_router(options()));
+    let session = open_session(&app_a).await;
+
+    // B accepts it at once, in the revision negotiated on A.
+    let (status, pong) = rpc(&app_b, &session, 2, "ping", json!({})).await;
+    assert_eq!((status, &pong["result"]), (200, &json!({})), "{pong}");
+    let (status, called) =
+        rpc(&app_b, &session, 3, "tools/call", json!({"name": "nap", "arguments": {"millis": 1}})).await;
+    assert_eq!(status, 200);
+    assert_eq!(called["result"]["content"][0]["text"], "slept 1 ms", "{called}");
+    let (status, _) = rpc(&app_b, "0123456789abcdef0123456789abcdef", 4, "ping", json!({})).await;
+    assert_eq!(status, 404, "an unknown session is still unknown");
+
+    // The GET stream is on A; the subscription is made through B and the update happens on a
+    // third instance: A's stream carries it.
+    let stream = {
+        use tower::ServiceExt as _;
+        app_a.clone().oneshot(get_stream(&session)).await.unwrap()
+    };
+    assert_eq!(stream.status().as_u16(), 200);
+    let (status, subscribed) = rpc(&app_b, &session, 5, "resources/subscribe", json!({"uri": WATCHED})).await;
+    assert_eq!((status, &subscribed["result"]), (200, &json!({})), "{subscribed}");
+    let c = watching_instance(&url, &prefix).await;
+    let mut events = stream.into_body().into_data_stream();
+    // A reads the session again when B's change reaches it (the bus): retried until then.
+    let updated = loop {
+        c.notify_resource_updated(WATCHED);
+        match tokio::time::timeout(Duration::from_millis(300), events.next()).await {
+            Ok(Some(Ok(chunk))) => break String::from_utf8(chunk.to_vec()).unwrap(),
+            Ok(other) => panic!("the stream ended: {other:?}"),
+            Err(_) => continue,
+        }
+    };
+    assert!(updated.contains("notifications/resources/updated") && updated.contains(WATCHED), "{updated}");
+
+    // DELETE through B ends it on B and on A.
+    let response = {
+        use tower::ServiceExt as _;
+        app_b.clone().oneshot(delete(&session)).await.unwrap()
+    };
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(rpc(&app_b, &session, 6, "ping", json!({})).await.0, 404);
+    eventually("A ends its copy", async || rpc(&app_a, &session, 7, "ping", json!({})).await.0 == 404).await;
+    // And a new instance does not find it either.
+    let d = watching_instance(&url, &prefix).await;
+    assert_eq!(rpc(&d.http_router(options()), &session, 8, "ping", json!({})).await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_session_lives_while_used_anywhere_and_expires_when_idle_everywhere() {
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (watching_instance(&url, &prefix).await, watching_instance(&url, &prefix).await);
+    let idle = Duration::from_millis(600);
+    let options = || mcp_tools::HttpOptions::new().session_idle_timeout(idle);
+    let (app_a, app_b) = (a.http_router(options()), b.http_router(options()));
+    let session = open_session(&app_a).await;
+    // Used on B only, for longer than the timeout: A's record stays alive in Redis.
+    let start = Instant::now();
+    let mut id = 10;
+    while start.elapsed() < idle * 2 {
+        id += 1;
+        assert_eq!(rpc(&app_b, &session, id, "ping", json!({})).await.0, 200, "after {:?}", start.elapsed());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A log level set through B holds on A.
+    let logs_on_a = async |id| {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "chatty", "arguments": {}}});
+        use tower::ServiceExt as _;
+        let response = app_a.clone().oneshot(http_post(Some(&session), &call)).await.unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        assert!(text.contains("said it"), "{text}");
+        text.contains("notifications/message")
+    };
+    assert!(logs_on_a(80).await, "info logs are sent by default");
+    let (status, _) = rpc(&app_b, &session, 90, "logging/setLevel", json!({"level": "error"})).await;
+    assert_eq!(status, 200);
+    let mut id = 100;
+    eventually("A's copy takes the log level set through B", async || {
+        id += 1;
+        !logs_on_a(id).await
+    })
+    .await;
+    // Unused everywhere: gone everywhere.
+    tokio::time::sleep(idle * 2).await;
+    assert_eq!(rpc(&app_b, &session, 92, "ping", json!({})).await.0, 404);
+    assert_eq!(rpc(&app_a, &session, 93, "ping", json!({})).await.0, 404);
 }

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::__private::ToolRegistration;
@@ -19,11 +18,13 @@ use crate::compose::{Mount, Upstream};
 use crate::context::{Context, StateMap};
 use crate::deferred::DeferredTools;
 use crate::dispatch::bus::{Bus, LocalBus};
-use crate::dispatch::events::ServerEvent;
+use crate::dispatch::events::{Events, ServerEvent};
 use crate::dispatch::extensions::{BOTH_ERAS, Extension, Extensions};
 use crate::dispatch::observe::Observer;
 use crate::dispatch::pipeline::{BoxError, ListFilter, Pipeline, ToolCall, ToolService, Wrap, wrap};
 use crate::dispatch::quota::Quota;
+#[cfg(feature = "http")]
+use crate::dispatch::session_store::SessionStore;
 use crate::dispatch::shared::Shared;
 use crate::dispatch::stateless::random_key;
 use crate::dispatch::tasks::{self, Backend, Tasks};
@@ -130,6 +131,8 @@ pub struct ServerBuilder {
     state_key: Option<[u8; 32]>,
     only_era: Option<Era>,
     task_store: Option<Arc<dyn TaskStore>>,
+    #[cfg(feature = "http")]
+    session_store: Option<Arc<dyn SessionStore>>,
     bus: Option<Arc<dyn Bus>>,
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
@@ -165,6 +168,8 @@ impl Default for ServerBuilder {
             state_key: None,
             only_era: None,
             task_store: None,
+            #[cfg(feature = "http")]
+            session_store: None,
             bus: None,
             task_ttl: Some(Duration::from_secs(60 * 60)),
             task_poll_interval: Duration::from_millis(500),
@@ -455,14 +460,18 @@ impl ServerBuilder {
     }
     /// How the instances of one service reach each other (default: [`LocalBus`], none): with a
     /// store they share, `tasks/cancel` and `tasks/update` sent to any instance reach the task
-    /// on the instance running it.
+    /// on the instance running it; and the changes each makes (tools, resources or prompts
+    /// added or removed at run time, [`Server::notify_resource_updated`], tasks' states) are
+    /// told to the listeners of every other instance, as if they were their own.
     pub fn bus(mut self, bus: impl Bus) -> Self {
         self.bus = Some(Arc::new(bus));
         self
     }
-    /// Shares tasks with the other instances of this service through Redis: `redis` becomes
-    /// the [`task_store`](Self::task_store) and the [`bus`](Self::bus). See
-    /// [`store`](crate::store) for what is shared and how it fails. The command line's
+    /// Shares tasks, events and 2025-11-25 HTTP sessions with the other instances of this
+    /// service through Redis: `redis` becomes the [`task_store`](Self::task_store), the
+    /// [`bus`](Self::bus) and the store of the HTTP endpoint's sessions (a session created
+    /// through one instance is accepted by every other). See [`store`](crate::store) for what
+    /// is shared and how it fails. The command line's
     /// `--redis URL` does the same.
     ///
     /// ```no_run
@@ -476,7 +485,12 @@ impl ServerBuilder {
     /// # }
     /// ```
     #[cfg(feature = "redis")]
-    pub fn redis(self, redis: Redis) -> Self {
+    #[cfg_attr(not(feature = "http"), allow(unused_mut))]
+    pub fn redis(mut self, redis: Redis) -> Self {
+        #[cfg(feature = "http")]
+        {
+            self.session_store = Some(Arc::new(redis.clone()));
+        }
         self.task_store(redis.clone()).bus(redis)
     }
     /// How long a task is kept after its creation (default one hour; `None`: as long as its
@@ -749,7 +763,8 @@ impl ServerBuilder {
         if !unknown.is_empty() {
             return Err(BuildError::new(unknown));
         }
-        let (events, _) = broadcast::channel(64);
+        // A bus given means other instances to share events with; the default joins none.
+        let events = Arc::new(Events::new(64, self.bus.clone()));
         let gone = CancellationToken::new();
         let server = Server {
             shared: Arc::new(Shared {
@@ -784,6 +799,8 @@ impl ServerBuilder {
                     self.limits.max_listen_streams,
                     self.limits.max_listen_streams_per_caller,
                 ),
+                #[cfg(feature = "http")]
+                sessions: self.session_store.map(std::sync::OnceLock::from).unwrap_or_default(),
                 _gone: gone.clone().drop_guard(),
             }),
             changes: Arc::new(Changes {
@@ -869,14 +886,15 @@ impl crate::compose::mount::Target for MountTarget {
                     clashes.push(format!("tool `{}`", entry.name));
                 }
             }
-            server.publish_tools(&set);
+            // A mount's tools: every instance mounts the upstream and hears its changes itself.
+            server.publish_tools(&set, false);
         }
         if let Some((old, new)) = items {
             let _guard = self.changes.catalog.lock().expect("catalog lock");
             let (catalog, more) = server.shared.catalog.load().swapped(old, new);
             server.shared.catalog.store(Arc::new(catalog));
-            let _ = server.shared.events.send(ServerEvent::ResourcesChanged);
-            let _ = server.shared.events.send(ServerEvent::PromptsChanged);
+            server.shared.events.tell_here(ServerEvent::ResourcesChanged);
+            server.shared.events.tell_here(ServerEvent::PromptsChanged);
             clashes.extend(more);
         }
         Some(clashes)
@@ -884,7 +902,7 @@ impl crate::compose::mount::Target for MountTarget {
 
     fn resource_updated(&self, uri: String) {
         if let Some(shared) = self.shared.upgrade() {
-            let _ = shared.events.send(ServerEvent::ResourceUpdated(uri));
+            shared.events.tell_here(ServerEvent::ResourceUpdated(uri));
         }
     }
 }
@@ -961,6 +979,9 @@ impl Server {
     /// before it serves): the store and bus of [`ServerBuilder::redis`].
     #[cfg(feature = "redis")]
     pub(crate) fn set_redis(&self, redis: Redis) {
+        self.shared.events.set_bus(Arc::new(redis.clone()));
+        #[cfg(feature = "http")]
+        let _ = self.shared.sessions.set(Arc::new(redis.clone()));
         self.shared.tasks.set_backend(Backend { store: Arc::new(redis.clone()), bus: Arc::new(redis) });
     }
 
@@ -1007,12 +1028,17 @@ impl Server {
         self.shared.registry.load().tools().iter().map(|t| t.name.to_string()).collect()
     }
 
-    /// Rebuilds the served tools from `set` and tells every client.
-    fn publish_tools(&self, set: &ToolSet) {
+    /// Rebuilds the served tools from `set` and tells every client: this instance's, and, when
+    /// `shared` (a change of this instance's own, not a mount's), the other instances'.
+    fn publish_tools(&self, set: &ToolSet, shared: bool) {
         let served = set.entries.iter().filter(|e| !set.disabled.contains(&*e.name)).cloned().collect();
         let registry = registry_of(served, self.changes.paging, self.changes.deferral.as_ref());
         self.shared.registry.store(Arc::new(registry));
-        let _ = self.shared.events.send(ServerEvent::ToolsChanged);
+        if shared {
+            self.shared.events.announce(ServerEvent::ToolsChanged);
+        } else {
+            self.shared.events.tell_here(ServerEvent::ToolsChanged);
+        }
     }
 
     /// Adds a runtime tool while serving, replacing any tool of the same name; every connected
@@ -1022,7 +1048,7 @@ impl Server {
         let mut set = self.changes.tools.lock().expect("tool set lock");
         set.entries.retain(|e| e.name != entry.name);
         set.entries.push(entry);
-        self.publish_tools(&set);
+        self.publish_tools(&set, true);
         Ok(())
     }
 
@@ -1034,7 +1060,7 @@ impl Server {
         set.entries.retain(|e| &*e.name != name);
         let removed = set.entries.len() != before;
         if removed {
-            self.publish_tools(&set);
+            self.publish_tools(&set, true);
         }
         removed
     }
@@ -1049,7 +1075,7 @@ impl Server {
         }
         let changed = if enabled { set.disabled.remove(name) } else { set.disabled.insert(name.to_owned()) };
         if changed {
-            self.publish_tools(&set);
+            self.publish_tools(&set, true);
         }
         true
     }
@@ -1058,7 +1084,7 @@ impl Server {
         let _guard = self.changes.catalog.lock().expect("catalog lock");
         let Some(changed) = edit(&self.shared.catalog.load()) else { return false };
         self.shared.catalog.store(Arc::new(changed));
-        let _ = self.shared.events.send(event);
+        self.shared.events.announce(event);
         true
     }
 
@@ -1096,7 +1122,7 @@ impl Server {
     /// Tells the clients subscribed to `uri` that the resource changed
     /// (`notifications/resources/updated`).
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        let _ = self.shared.events.send(ServerEvent::ResourceUpdated(uri.into()));
+        self.shared.events.announce(ServerEvent::ResourceUpdated(uri.into()));
     }
 
     /// What the server knows of one tool (including what `tools/list` does not send: its

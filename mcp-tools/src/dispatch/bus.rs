@@ -3,7 +3,9 @@
 //!
 //! A request may reach an instance other than the one that holds what it concerns: `tasks/cancel`
 //! or `tasks/update` for a task running elsewhere. That instance publishes a [`BusMessage`] and
-//! the one running the task acts on it. The default bus, [`LocalBus`], joins no other instance:
+//! the one running the task acts on it. And a change one instance makes (a tool added at run
+//! time, a resource updated, a task's new state) is published for the others to tell their own
+//! listeners (see `dispatch/events.rs`: what each event means there, and why none loops). The default bus, [`LocalBus`], joins no other instance:
 //! a server alone in its process needs none. `mcp_tools::store::Redis` (feature `redis`) is a bus
 //! through Redis pub/sub.
 
@@ -17,9 +19,9 @@ pub type BusError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A message from one instance of a service to the others.
 ///
-/// The tasks' messages are acted upon today; the list and resource events are the shape the
-/// listen streams' events will take when they are shared (an instance hears them on the bus and
-/// tells its own listeners), and are not published yet.
+/// The tasks' requests are acted upon by the instance running the task; the events (lists,
+/// resources, tasks' states) are told by every instance that hears them to its own listeners
+/// (2026-07-28 listen streams, 2025-11-25 sessions), never published again.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -37,15 +39,37 @@ pub enum BusMessage {
         /// The answers to the questions the task's state listed, by key.
         answers: Map<String, Value>,
     },
-    /// A list changed (`notifications/tools/list_changed` and its siblings). Not published yet.
+    /// A list changed (`notifications/tools/list_changed` and its siblings): the publishing
+    /// instance's catalog changed at run time; listeners are told to list again.
     ListChanged {
         /// Which list.
         list: ListKind,
     },
-    /// A resource changed (`notifications/resources/updated`). Not published yet.
+    /// A resource changed (`notifications/resources/updated`, to the listeners subscribed to
+    /// it): [`Server::notify_resource_updated`](crate::Server::notify_resource_updated) was
+    /// called on the publishing instance.
     ResourceUpdated {
         /// Its URI.
         uri: String,
+    },
+    /// A task's state changed on the instance running it (`notifications/tasks`, to the listen
+    /// streams that named the task).
+    TaskChanged {
+        /// The task.
+        task_id: String,
+        /// What `tasks/get` now answers for it.
+        state: Map<String, Value>,
+    },
+    /// A 2025-11-25 session kept in the shared store changed (its log level, its resource
+    /// subscriptions): the instances holding a copy of it read it again.
+    SessionChanged {
+        /// The session (`Mcp-Session-Id`).
+        session_id: String,
+    },
+    /// A 2025-11-25 session was ended (DELETE): the instances holding a copy of it end it.
+    SessionEnded {
+        /// The session (`Mcp-Session-Id`).
+        session_id: String,
     },
 }
 

@@ -2,7 +2,8 @@
 //! era and routes by method ([`methods`]: one table, one `match`); [`call`] runs one
 //! `tools/call`; [`stateless`] and [`tasks`] hold what only 2026-07-28 has; [`extensions`] is the
 //! table of the extensions a server offers. [`shared::Shared`] is what every session of a server
-//! reads; [`events`] what they hear; [`bus`] what the instances of one service tell each other.
+//! reads; [`events`] what they hear; [`bus`] what the instances of one service tell each other;
+//! [`session_store`] where they keep the 2025-11-25 sessions they share.
 
 pub(crate) mod bus;
 pub(crate) mod call;
@@ -13,6 +14,8 @@ pub(crate) mod observe;
 pub(crate) mod pipeline;
 pub(crate) mod quota;
 pub(crate) mod session;
+#[cfg(feature = "http")]
+pub(crate) mod session_store;
 pub(crate) mod shared;
 pub(crate) mod stateless;
 pub(crate) mod tasks;

@@ -27,6 +27,8 @@ use super::methods::{self, Answer, Method};
 use super::observe::{self, Begun, Observed};
 use super::pipeline::{Listing, Viewer};
 use super::quota::{Caller, next_connection};
+#[cfg(feature = "http")]
+use super::session_store::SessionRecord;
 use super::shared::Shared;
 use super::stateless::{self, ListenFilter, Round, StatelessClient};
 use super::tasks;
@@ -99,6 +101,53 @@ impl Session {
         let _ = session.peer.set(Arc::new(peer));
         let _ = session.era.set(Era::Handshake);
         Arc::new(session)
+    }
+
+    /// A copy of a shared 2025-11-25 session, made from its record on an instance that did not
+    /// create it: initialized, with the record's client, revision, log level and subscriptions.
+    #[cfg(feature = "http")]
+    pub fn restore(shared: Arc<Shared>, record: &SessionRecord) -> Arc<Session> {
+        let session = Self::new(shared, None);
+        let mut peer = Peer::new();
+        peer.client_info = record.client_info.clone();
+        peer.client_capabilities = record.client_capabilities.clone();
+        peer.protocol_version = match HANDSHAKE_VERSIONS.iter().find(|v| **v == record.protocol_version) {
+            Some(known) => Cow::Borrowed(known),
+            None => Cow::Owned(record.protocol_version.clone()),
+        };
+        let _ = session.peer.set(Arc::new(peer));
+        let _ = session.era.set(Era::Handshake);
+        session.apply(record);
+        session
+    }
+
+    /// What a shared store keeps of this session (`None`: not initialized).
+    #[cfg(feature = "http")]
+    pub fn record(&self, owner: Option<String>, caller: String) -> Option<SessionRecord> {
+        let peer = self.peer.get()?;
+        let mut subscriptions: Vec<String> =
+            self.subscriptions.lock().expect("subscriptions lock").iter().cloned().collect();
+        subscriptions.sort();
+        Some(SessionRecord {
+            owner,
+            caller,
+            protocol_version: peer.protocol_version.to_string(),
+            client_info: peer.client_info.clone(),
+            client_capabilities: peer.client_capabilities.clone(),
+            log_level: peer.log_level(),
+            subscriptions,
+        })
+    }
+
+    /// Takes what the client changed through another instance (its log level, its
+    /// subscriptions) from the session's `record`.
+    #[cfg(feature = "http")]
+    pub fn apply(&self, record: &SessionRecord) {
+        if let (Some(peer), Some(level)) = (self.peer.get(), record.log_level) {
+            peer.set_log_level(level);
+        }
+        *self.subscriptions.lock().expect("subscriptions lock") =
+            record.subscriptions.iter().cloned().collect();
     }
 
     /// The session of one 2026-07-28 request (over HTTP every request stands alone).
@@ -243,8 +292,11 @@ impl Session {
                 }
                 encode_notification("notifications/resources/updated", &json!({"uri": uri}))
             }
-            // Tasks are of the stateless era: a session hears nothing of them.
-            ServerEvent::TaskChanged(..) => return,
+            // Tasks are of the stateless era: a session hears nothing of them; the sessions'
+            // own events are the HTTP endpoint's.
+            ServerEvent::TaskChanged(..) | ServerEvent::SessionChanged(_) | ServerEvent::SessionEnded(_) => {
+                return;
+            }
         };
         if let Some(out) = self.standalone.lock().expect("standalone lock").as_ref() {
             out.notify(message);

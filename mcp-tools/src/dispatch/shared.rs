@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
 
-use super::events::ServerEvent;
+use super::events::Events;
 use super::extensions::Extensions;
 use super::observe::Observer;
 use super::pipeline::Pipeline;
 use super::quota::{Held, Quota};
+#[cfg(feature = "http")]
+use super::session_store::SessionStore;
 use super::stateless::KnownEnvelopes;
 use super::tasks::Tasks;
 use crate::context::StateMap;
@@ -33,7 +34,9 @@ pub(crate) struct Shared {
     /// Resources, prompts, completion: replaced whole on change, like the tools.
     pub catalog: ArcSwap<Catalog>,
     pub state: Arc<StateMap>,
-    pub events: broadcast::Sender<ServerEvent>,
+    /// The change events: told to this server's listeners, and shared with the other instances
+    /// of its service when it has a bus.
+    pub events: Arc<Events>,
     pub limits: Limits,
     /// How many requests run on the whole server: at most `limits.max_in_flight`
     /// ([`take_place`](Self::take_place)).
@@ -60,6 +63,11 @@ pub(crate) struct Shared {
     /// What watches every request (telemetry), if anything does: set by the builder, or by the
     /// command line before it serves (`--otel`).
     pub observer: std::sync::OnceLock<Arc<dyn Observer>>,
+    /// Where the 2025-11-25 sessions of the HTTP endpoint are shared with the other instances
+    /// of this service (unset: each endpoint keeps its own, in memory): set by the builder, or by
+    /// the command line before it serves (`--redis`).
+    #[cfg(feature = "http")]
+    pub sessions: std::sync::OnceLock<Arc<dyn SessionStore>>,
     /// Cancels its token when the server is gone (what runs beside it, such as the upstreams of
     /// its mounts, then stops).
     pub _gone: tokio_util::sync::DropGuard,

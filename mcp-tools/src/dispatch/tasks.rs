@@ -18,11 +18,10 @@ use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, json};
-use tokio::sync::broadcast;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::bus::{Bus, BusMessage};
-use super::events::ServerEvent;
+use super::events::{Events, ServerEvent};
 use super::extensions::Extension;
 use super::quota::{Caller, Held, Quota, Share};
 use crate::context::link::{InputLink, TaskQuestions};
@@ -193,7 +192,7 @@ impl Tasks {
         call: Call,
         input: &InputLink,
         cancel: CancellationToken,
-        events: broadcast::Sender<ServerEvent>,
+        events: Arc<Events>,
         reserved: Reserved,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let task_id = new_id();
@@ -227,7 +226,7 @@ impl Tasks {
         mut call: Call,
         questions: Arc<TaskQuestions>,
         cancel: CancellationToken,
-        events: broadcast::Sender<ServerEvent>,
+        events: Arc<Events>,
     ) {
         let result = loop {
             tokio::select! {
@@ -260,12 +259,12 @@ impl Tasks {
         questions.mark_saved(u64::MAX);
     }
 
-    async fn save(&self, record: &mut TaskRecord, events: &broadcast::Sender<ServerEvent>) {
+    async fn save(&self, record: &mut TaskRecord, events: &Events) {
         record.last_updated_at = SystemTime::now();
         if let Err(e) = self.store().save(record.clone()).await {
             tracing::error!(task = %record.task_id, error = %e, "the task store failed to save a task's state");
         }
-        let _ = events.send(ServerEvent::TaskChanged(record.task_id.clone(), Arc::new(record.detailed())));
+        events.announce(ServerEvent::TaskChanged(record.task_id.clone(), Arc::new(record.detailed())));
     }
 
     /// `tasks/get`: the task's state, with what its status carries.

@@ -1,8 +1,9 @@
-//! Several instances of one server, one service: tasks shared through Redis (feature `redis`).
+//! Several instances of one server, one service: tasks, events and sessions shared through Redis
+//! (feature `redis`).
 //!
 //! Run three copies of a server behind a load balancer and a client's requests land on any of
-//! them. [`Redis`] is the [`TaskStore`](crate::TaskStore) and the [`Bus`](crate::Bus) that let
-//! them serve tasks as one:
+//! them. [`Redis`] is the [`TaskStore`](crate::TaskStore), the [`Bus`](crate::Bus) and the store
+//! of 2025-11-25 sessions that let them serve as one:
 //!
 //! ```no_run
 //! use mcp_tools::Server;
@@ -13,14 +14,14 @@
 //!     // Fails at once, naming the URL, when Redis cannot be reached.
 //!     let redis = Redis::connect("redis://127.0.0.1:6379/").await?;
 //!     let server = Server::builder().redis(redis).build()?;
-//!     // Every instance alike: stateless HTTP, behind the load balancer.
-//!     server.run_cli(["--http", "0.0.0.0:8080", "--stateless"]).await;
+//!     // Every instance alike, behind the load balancer: no sticky routing is needed.
+//!     server.run_cli(["--http", "0.0.0.0:8080"]).await;
 //!     Ok(())
 //! }
 //! ```
 //!
 //! The ready-made command line does the same with `--redis URL`
-//! (`my-server --http 0.0.0.0:8080 --stateless --redis redis://10.0.0.5:6379/`).
+//! (`my-server --http 0.0.0.0:8080 --redis redis://10.0.0.5:6379/`).
 //!
 //! # What is shared
 //!
@@ -41,6 +42,25 @@
 //!   **at most one lease (10 s) after the instance's last renewal**, never `working` forever.
 //!   The failure is found by whoever reads the task next (`tasks/get`, `tasks/update`,
 //!   `tasks/cancel` on any instance) and saved, so every later read agrees.
+//! * **Events.** A change an instance makes (a tool, resource or prompt added or removed at run
+//!   time, [`Server::notify_resource_updated`](crate::Server::notify_resource_updated), a task's
+//!   new state) is published on the bus, and every other instance tells its own listeners
+//!   (2026-07-28 `subscriptions/listen` streams, 2025-11-25 sessions) as if it were its own, by
+//!   their filters; what an instance hears it never publishes again, and it does not hear its
+//!   own. The event says "list again", not what changed: each instance's catalog is its own, so
+//!   an application changes it on every instance (which then each announce it). Changes learnt
+//!   from a mount's upstream are not published (every instance hears its upstream itself).
+//! * **2025-11-25 sessions** (`Mcp-Session-Id`, HTTP): `initialize` through any instance saves
+//!   the session's record (`PREFIX:session:ID`: owner, negotiated revision, client info and
+//!   capabilities, log level, subscriptions) before it is answered; any other instance accepts
+//!   the session, making a copy of it from the record; `logging/setLevel` and
+//!   `resources/subscribe`/`unsubscribe` save the record before they are answered and tell the
+//!   others, whose copies read it again; DELETE through any instance removes it and ends every
+//!   copy. The record lives the idle timeout (`HttpOptions::session_idle_timeout`) from its last
+//!   use on any instance, so idle expiry holds for the service as a whole. What stays on the
+//!   instance holding the connection: the GET stream (it hears every instance's events), and the
+//!   server-to-client requests of a running call (sampling, elicitation, roots), whose answers
+//!   must be POSTed to that instance while the call runs.
 //!
 //! # What it costs, in Redis round trips
 //!
@@ -51,6 +71,12 @@
 //! | `tasks/get` | 1 (`GET`); +1 (`EXISTS` of the lease) when the task runs on another instance; +1 (`EVAL`, a compare-and-set) when it is found orphaned |
 //! | `tasks/cancel` | as `tasks/get`, +1 (`PUBLISH`) when another instance runs it |
 //! | `tasks/update` | as `tasks/get`; when another instance runs it, +1 (`PUBLISH`) and one `GET` every 5–100 ms until the answers are taken |
+//! | each event (a run-time catalog change, a resource update, a task's new state) | 1 `PUBLISH`, after it is told locally (not waited for) |
+//! | `initialize` of a 2025-11-25 session | 1 (`SET`, before it is answered) |
+//! | a request naming a session this instance holds no copy of | 1 (`GETEX`: read and renewed) |
+//! | any other request of a session | 0; 1 `PEXPIRE` (not waited for) at most once a quarter of the idle timeout per instance |
+//! | `logging/setLevel`, `resources/subscribe`/`unsubscribe` | 1 (`SET`) + 1 `PUBLISH`; +1 `GETEX` on every instance holding a copy |
+//! | DELETE | 1 (`DEL`) + 1 `PUBLISH` |
 //! | each instance, all the time | 1 `SET` per third of a lease; one subscribed connection, `PING`ed every 5 s |
 //!
 //! Each instance uses two connections: one multiplexed connection for commands (Redis's
@@ -64,7 +90,9 @@
 //!   default), so nothing hangs. While Redis cannot be reached, `tasks/get`, `tasks/update` and
 //!   `tasks/cancel` answer a JSON-RPC error (`-32603`, "the task store failed: Redis at URL …"),
 //!   and a call that would become a task fails with "the task could not be created: its store
-//!   failed: …"; calls that are no tasks are served as usual. When Redis is back the same
+//!   failed: …"; calls that are no tasks are served as usual. A 2025-11-25 `initialize`, a
+//!   request naming a session held by no copy here, and DELETE answer HTTP 503 ("the session
+//!   store failed: …"); requests of sessions this instance holds a copy of are served. When Redis is back the same
 //!   instance works again by itself: the connection manager reconnects at the next command, and
 //!   the subscription is retried with back-off (100 ms doubling to 5 s). Messages published
 //!   while an instance's subscription is down do not reach it (a cancellation sent then is
@@ -75,6 +103,7 @@
 //!
 //! # Redis settings that keep tasks safe
 //!
+//! * **Version**: Redis 6.2 or later (or Valkey): sessions are read with `GETEX`.
 //! * **Persistence**: a task's result lives only in Redis. Turn on AOF
 //!   (`appendonly yes`, `appendfsync everysec`) or RDB snapshots, or a restarted Redis has
 //!   forgotten every task (clients then hear "unknown task").
@@ -87,13 +116,14 @@
 //!
 //! # Not shared yet
 //!
-//! * 2025-11-25 sessions (`Mcp-Session-Id`) and their resumable SSE streams (`Last-Event-ID`):
-//!   a session lives on the instance that created it; run `--http ... --stateless` (or pin
-//!   sessions to an instance in the load balancer).
-//! * Listen streams' `list_changed` and `resources/updated` events: an instance's listeners hear
-//!   its own changes only ([`BusMessage`](crate::BusMessage) has their variants; they are not
-//!   published yet). Tasks' status notifications on listen streams are sent by the instance
-//!   running the task.
+//! * Resumable SSE streams (`--resumable`, `Last-Event-ID`, SEP-1699): a stream's events are
+//!   numbered and kept in the memory of the instance serving it, so a client resumes only on that
+//!   instance; elsewhere its `Last-Event-ID` names no stream and it gets a new GET stream
+//!   without the missed events. Sharing them needs each stream's events in Redis (a bounded
+//!   list per stream with a TTL, say), the request's answers written there by the instance
+//!   running it and read by the one the client resumes on.
+//! * Listeners hear the events published while their instance is subscribed to the bus: at most
+//!   once, so an event published while an instance's subscription is down is not heard there.
 //! * Rate limits (`middleware::RateLimit`) count per instance.
 //! * The key signing 2026-07-28's `requestState` is not kept in Redis: give every instance the
 //!   same secret ([`ServerBuilder::request_state_secret`](crate::ServerBuilder::request_state_secret)),

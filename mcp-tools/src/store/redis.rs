@@ -16,6 +16,8 @@ use tokio::sync::broadcast;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::bus::{Bus, BusError, BusMessage};
+#[cfg(feature = "http")]
+use crate::dispatch::session_store::{SessionRecord, SessionStore, SessionStoreError};
 use crate::model::task::{TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 use crate::protocol::INTERNAL_ERROR;
 
@@ -93,6 +95,10 @@ impl Keys {
     }
     fn bus(&self) -> String {
         format!("{}:bus", self.prefix)
+    }
+    #[cfg(feature = "http")]
+    fn session(&self, session_id: &str) -> String {
+        format!("{}:session:{session_id}", self.prefix)
     }
 }
 
@@ -361,6 +367,59 @@ impl TaskStore for Redis {
 
     fn load<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         Box::pin(async move { Ok(self.load_task(task_id).await?) })
+    }
+}
+
+/// 2025-11-25 sessions: one JSON record under `PREFIX:session:ID`, living the idle timeout from
+/// its last use.
+#[cfg(feature = "http")]
+impl SessionStore for Redis {
+    fn save<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+        Box::pin(async move {
+            let value = serde_json::to_string(record).expect("JSON serializes");
+            let key = self.inner.keys.session(id);
+            let save = cmd("SET").arg(&key).arg(value).arg("PX").arg(millis(idle)).clone();
+            Ok(self.run::<()>("save a session", &save).await?)
+        })
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>, SessionStoreError>> {
+        Box::pin(async move {
+            let key = self.inner.keys.session(id);
+            // Read and renewed in one round trip (GETEX: Redis 6.2 and later).
+            let read = cmd("GETEX").arg(&key).arg("PX").arg(millis(idle)).clone();
+            let Some(raw) = self.run::<Option<String>>("read a session", &read).await? else {
+                return Ok(None);
+            };
+            let record = serde_json::from_str(&raw).map_err(|e| {
+                RedisError::new(format!("session `{key}` in Redis is not a session record: {e}"))
+            })?;
+            Ok(Some(record))
+        })
+    }
+
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+        Box::pin(async move {
+            let touch = cmd("PEXPIRE").arg(self.inner.keys.session(id)).arg(millis(idle)).clone();
+            self.run::<i64>("renew a session", &touch).await?;
+            Ok(())
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+        Box::pin(async move {
+            self.run::<i64>("end a session", cmd("DEL").arg(self.inner.keys.session(id))).await?;
+            Ok(())
+        })
     }
 }
 

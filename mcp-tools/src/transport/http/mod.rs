@@ -276,20 +276,22 @@ fn route(state: Arc<HttpState>, request: Request) -> impl std::future::Future<Ou
     if *request.method() == Method::POST {
         return Either::Left(post::post(state, request));
     }
-    let response = match sessions::unsupported_version(request.headers()) {
-        Some(response) => response,
-        None if *request.method() == Method::GET => sessions::get(state, request),
-        None if *request.method() == Method::DELETE => sessions::delete(state, &request),
-        None => {
-            let mut response =
-                plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: use POST, GET or DELETE");
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
-            response
+    // GET and DELETE come once a session: boxed, they cost POST's future nothing.
+    Either::Right(Box::pin(async move {
+        match sessions::unsupported_version(request.headers()) {
+            Some(response) => response,
+            None if *request.method() == Method::GET => sessions::get(state, request).await,
+            None if *request.method() == Method::DELETE => sessions::delete(state, request).await,
+            None => {
+                let mut response =
+                    plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: use POST, GET or DELETE");
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
+                response
+            }
         }
-    };
-    Either::Right(std::future::ready(response))
+    }) as std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>)
 }
 
 #[cfg(test)]

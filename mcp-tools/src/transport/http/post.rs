@@ -15,7 +15,8 @@ use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::auth::step_up;
 use super::sessions::{
-    HttpSession, HttpState, LastSeen, named_session, principal, session_caller, unsupported_version,
+    HttpSession, HttpState, LastSeen, named_session, principal, session_caller, shared_session,
+    unsupported_version,
 };
 use super::sse::{Hub, call_stream, hub_events, sse_response};
 use super::stateless;
@@ -28,7 +29,7 @@ use crate::context::peer::{CloseStream, Outbound, Queue};
 use crate::dispatch::session::Session;
 use crate::dispatch::{InlineCall, InlineSlot, Origin, Received};
 use crate::protocol::jsonrpc::{ErrorObject, RawMessage, check_shape, parse_frame};
-use crate::protocol::{INVALID_REQUEST, RequestId};
+use crate::protocol::{INTERNAL_ERROR, INVALID_REQUEST, RequestId};
 
 /// The session a message goes to, and the id to issue when `initialize` made it (for whom).
 struct Target {
@@ -66,8 +67,25 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
         let is_initialize = peek.is_initialize;
         let mut target = match find_session(&state, &parts, is_initialize) {
             Ok(target) => target,
+            // Not held here: shared sessions are looked up in the store.
+            Err(response) if response.status() == StatusCode::NOT_FOUND && state.store().is_some() => {
+                match Box::pin(shared_session(&state, &parts.headers, &parts.extensions)).await {
+                    Ok((id, named)) => Target {
+                        session: named.session.clone(),
+                        session_id: Some(id),
+                        named: Some(named),
+                        issued: None,
+                        owner: principal(&parts.extensions),
+                        caller: String::new(),
+                    },
+                    Err(response) => return response,
+                }
+            }
             Err(response) => return response,
         };
+        // A change of a shared session is saved before it is answered.
+        let changed =
+            if peek.changes_session && state.store().is_some() { target.session_id.clone() } else { None };
         let (reply, answers) = state.server.shared.request_outbound();
         let http = Some(Arc::new(HttpParts {
             headers: parts.headers,
@@ -86,7 +104,7 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
                 &target.session,
                 http_session,
                 parsed,
-                peek.id,
+                (peek.id, changed),
                 reply,
                 http,
                 answers,
@@ -98,7 +116,7 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
         let received = target.session.handle_parsed(parsed, &origin);
         drop(origin);
         let call = slot.lock().expect("inline slot lock").take();
-        answer(&state, target, received, call, peek.id, is_initialize, answers).await
+        answer(&state, target, received, call, (peek.id, changed), is_initialize, answers).await
     }
 }
 
@@ -213,7 +231,7 @@ fn answer(
     target: Target,
     received: Received,
     call: Option<InlineCall>,
-    request_id: Option<RequestId>,
+    (request_id, changed): (Option<RequestId>, Option<String>),
     is_initialize: bool,
     mut answers: Queue,
 ) -> impl Future<Output = Response> + Send {
@@ -223,6 +241,9 @@ fn answer(
             Err(response) => return response,
         };
         let is_answer = is_answer_to(&first, request_id.as_ref());
+        if is_answer && let (Some(id), Some(named)) = (&changed, &target.named) {
+            state.save_changed(id, named).await;
+        }
         // A call the caller lacks scopes for: the step-up challenge (403), whatever the mode.
         if is_answer && let Some(response) = step_up(state, &first) {
             return response;
@@ -235,18 +256,29 @@ fn answer(
             if let (Some(id), true) = (&target.issued, initialized)
                 && let Ok(value) = HeaderValue::from_str(id)
             {
-                let registered = state.insert(
-                    id.clone(),
-                    Arc::new(HttpSession {
-                        session: target.session.clone(),
-                        last_seen: LastSeen::now(),
-                        hub: Hub::new(state.server.shared.limits.max_queued_bytes),
-                        owner: target.owner.clone(),
-                        caller: target.caller.clone(),
-                    }),
-                );
-                if let Err(refused) = registered {
+                let http_session = Arc::new(HttpSession {
+                    session: target.session.clone(),
+                    last_seen: LastSeen::now(),
+                    hub: Hub::new(state.server.shared.limits.max_queued_bytes),
+                    owner: target.owner.clone(),
+                    caller: target.caller.clone(),
+                    renewed: LastSeen::now(),
+                });
+                if let Err(refused) = state.insert(id.clone(), http_session.clone()) {
                     return refused;
+                }
+                // Shared: saved before it is named, so that any instance accepts it at once.
+                if let Err(e) = state.share(id, &http_session).await {
+                    tracing::error!(error = %e, "the session store failed to save a new session");
+                    state.sessions.write().expect("sessions lock").remove(id);
+                    target.session.close();
+                    let message = format!("Service Unavailable: the session store failed: {e}");
+                    return rpc_error_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        None,
+                        INTERNAL_ERROR,
+                        message,
+                    );
                 }
                 target.session.forward_events();
                 response.headers_mut().insert(SESSION_HEADER.clone(), value);
@@ -264,11 +296,11 @@ fn answer(
 /// priming event.
 #[allow(clippy::too_many_arguments)]
 async fn answer_resumable(
-    state: &HttpState,
+    state: &Arc<HttpState>,
     session: &Arc<Session>,
     http_session: Arc<HttpSession>,
     parsed: Result<RawMessage<'_>, ErrorObject>,
-    request_id: Option<RequestId>,
+    (request_id, changed): (Option<RequestId>, Option<String>),
     reply: Outbound,
     http: Option<Arc<HttpParts>>,
     mut answers: Queue,
@@ -296,6 +328,7 @@ async fn answer_resumable(
     drop(origin);
     let pump_session = http_session.clone();
     let shutdown = state.shutdown.clone();
+    let pump_state = changed.is_some().then(|| state.clone());
     tokio::spawn(async move {
         loop {
             let message = tokio::select! {
@@ -304,6 +337,9 @@ async fn answer_resumable(
             };
             let Some(message) = message else { break };
             let done = is_answer_to(&message, request_id.as_ref());
+            if done && let (Some(id), Some(state)) = (&changed, &pump_state) {
+                state.save_changed(id, &pump_session).await;
+            }
             pump_session.hub.push(stream_id, String::from_utf8_lossy(&message).into());
             if done {
                 break;

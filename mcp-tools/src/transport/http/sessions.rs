@@ -16,8 +16,10 @@ use super::options::HttpOptions;
 use super::sse::{Hub, hub_events, sse_event, sse_response};
 use super::wire::{SESSION_HEADER, VERSION_HEADER, accepts, plain, rpc_error_response};
 use crate::context::auth::AuthInfo;
+use crate::dispatch::events::ServerEvent;
 use crate::dispatch::session::Session;
-use crate::protocol::{Era, INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::dispatch::session_store::{SessionStore, SessionStoreError};
+use crate::protocol::{Era, INTERNAL_ERROR, INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::Server;
 
 /// One session of the endpoint.
@@ -29,6 +31,8 @@ pub(super) struct HttpSession {
     pub owner: Option<String>,
     /// Whose share of the sessions it takes: its owner, else the address it was opened from.
     pub caller: String,
+    /// When this instance last renewed its record in the shared store, if there is one.
+    pub renewed: LastSeen,
 }
 /// What every request of the endpoint reads.
 pub(super) struct HttpState {
@@ -119,17 +123,102 @@ impl HttpState {
         self.options.stateless || self.server.shared.only_era == Some(Era::Stateless)
     }
 
-    /// The session named `id`, marked as used now.
+    /// The session named `id`, marked as used now (and its shared record renewed, at most once
+    /// a quarter of the idle timeout).
     pub fn session(&self, id: &str) -> Option<Arc<HttpSession>> {
         let session = self.sessions.read().expect("sessions lock").get(id).cloned()?;
         session.last_seen.touch();
+        let idle = self.options.session_idle_timeout;
+        if let Some(store) = self.store()
+            && session.renewed.get().elapsed() > idle / 4
+        {
+            session.renewed.touch();
+            let (store, id) = (store.clone(), id.to_owned());
+            tokio::spawn(async move {
+                if let Err(e) = store.touch(&id, idle).await {
+                    tracing::warn!(error = %e, "could not renew a shared session");
+                }
+            });
+        }
         Some(session)
+    }
+
+    /// Where sessions are shared with the other instances of the service, if they are.
+    pub fn store(&self) -> Option<&Arc<dyn SessionStore>> {
+        if self.sessionless() {
+            return None;
+        }
+        self.server.shared.sessions.get()
+    }
+
+    /// Saves a new session's record (once its `initialize` succeeded), when sessions are shared.
+    pub async fn share(&self, id: &str, http_session: &HttpSession) -> Result<(), SessionStoreError> {
+        let Some(store) = self.store() else { return Ok(()) };
+        let record = http_session.session.record(http_session.owner.clone(), http_session.caller.clone());
+        let Some(record) = record else { return Ok(()) };
+        store.save(id, &record, self.options.session_idle_timeout).await
+    }
+
+    /// Saves what the client changed of a shared session (its log level, its subscriptions)
+    /// and tells the other instances, whose copies read it again: before the change is answered.
+    pub async fn save_changed(&self, id: &str, http_session: &HttpSession) {
+        match self.share(id, http_session).await {
+            Ok(()) => self.server.shared.events.tell_others(&ServerEvent::SessionChanged(id.to_owned())),
+            Err(e) => tracing::error!(error = %e, "could not save a shared session's change"),
+        }
+    }
+
+    /// Follows what the other instances say of the shared sessions this one holds copies of:
+    /// a changed one is read again, an ended one ends here too.
+    fn follow_shared(self: &Arc<Self>) {
+        if self.store().is_none() {
+            return;
+        }
+        let mut events = self.server.shared.events.subscribe();
+        let state = Arc::downgrade(self);
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    event = events.recv() => event,
+                };
+                let Some(state) = state.upgrade() else { return };
+                match event {
+                    Ok(ServerEvent::SessionEnded(id)) => {
+                        let ended = state.sessions.write().expect("sessions lock").remove(&id);
+                        if let Some(ended) = ended {
+                            tracing::debug!("a session was ended through another instance");
+                            ended.session.close();
+                        }
+                    }
+                    Ok(ServerEvent::SessionChanged(id)) => {
+                        let Some(copy) = state.sessions.read().expect("sessions lock").get(&id).cloned()
+                        else {
+                            continue;
+                        };
+                        let Some(store) = state.store() else { return };
+                        match store.load(&id, state.options.session_idle_timeout).await {
+                            Ok(Some(record)) => copy.session.apply(&record),
+                            Ok(None) => {}
+                            Err(e) => tracing::warn!(error = %e, "could not read a shared session again"),
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(missed = n, "missed changes of shared sessions");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
     }
 
     /// Starts, once, the task that ends idle sessions (it stops with the endpoint). Needs a Tokio
     /// runtime: called when the router is built inside one, else on the first request.
     pub fn start_sweeper(self: &Arc<Self>) {
         self.sweeping.call_once(|| {
+            self.follow_shared();
             let sweeper = Arc::downgrade(self);
             let period = (self.options.session_idle_timeout / 4).max(Duration::from_millis(50));
             tokio::spawn(async move {
@@ -142,7 +231,8 @@ impl HttpState {
         });
     }
 
-    /// Ends the sessions unused for longer than the idle timeout.
+    /// Ends the sessions unused for longer than the idle timeout (a shared session's copy only:
+    /// its record expires by itself when unused everywhere).
     pub fn expire_idle(&self) {
         let timeout = self.options.session_idle_timeout;
         let expired: Vec<Arc<HttpSession>> = {
@@ -213,6 +303,52 @@ pub(super) fn named_session(
     }
 }
 
+/// The session a request names, as [`named_session`], and, when sessions are shared and this
+/// instance holds no copy of it, made from its record in the store (then held here too).
+pub(super) async fn shared_session(
+    state: &HttpState,
+    headers: &HeaderMap,
+    extensions: &http::Extensions,
+) -> Result<(String, Arc<HttpSession>), Response> {
+    let local = named_session(state, headers, extensions);
+    let (Err(not_here), Some(store), Some(id)) = (&local, state.store(), session_id_of(headers)) else {
+        return local;
+    };
+    if not_here.status() != StatusCode::NOT_FOUND {
+        return local;
+    }
+    let record = match store.load(&id, state.options.session_idle_timeout).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return local,
+        Err(e) => {
+            tracing::error!(error = %e, "the session store failed");
+            let message = format!("Service Unavailable: the session store failed: {e}");
+            return Err(rpc_error_response(StatusCode::SERVICE_UNAVAILABLE, None, INTERNAL_ERROR, message));
+        }
+    };
+    if record.owner != principal(extensions) {
+        tracing::warn!(caller = ?principal(extensions), "a request named another caller's session");
+        return local;
+    }
+    // Another request may have made the copy meanwhile: that one is used.
+    if let Some(copy) = state.session(&id) {
+        return Ok((id, copy));
+    }
+    let session = Session::restore(state.server.shared.clone(), &record);
+    let copy = Arc::new(HttpSession {
+        session: session.clone(),
+        last_seen: LastSeen::now(),
+        hub: Hub::new(state.server.shared.limits.max_queued_bytes),
+        owner: record.owner,
+        caller: record.caller,
+        renewed: LastSeen::now(),
+    });
+    state.insert(id.clone(), copy.clone())?;
+    session.forward_events();
+    tracing::debug!("a session created through another instance is served here too");
+    Ok((id, copy))
+}
+
 /// Who is calling, when the request carries a verified identity: its subject, else its client,
 /// each in its own name space.
 pub(super) fn principal(extensions: &http::Extensions) -> Option<String> {
@@ -244,8 +380,8 @@ pub(super) fn unsupported_version(headers: &HeaderMap) -> Option<Response> {
     Some(rpc_error_response(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, message))
 }
 
-/// DELETE: the client ends its session.
-pub(super) fn delete(state: Arc<HttpState>, request: &Request) -> Response {
+/// DELETE: the client ends its session (on every instance, when sessions are shared).
+pub(super) async fn delete(state: Arc<HttpState>, request: Request) -> Response {
     let headers = request.headers();
     if state.sessionless() {
         let mut response =
@@ -253,18 +389,27 @@ pub(super) fn delete(state: Arc<HttpState>, request: &Request) -> Response {
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    let (id, _) = match named_session(&state, headers, request.extensions()) {
+    let (id, _) = match shared_session(&state, headers, request.extensions()).await {
         Ok(found) => found,
         Err(response) => return response,
     };
-    if let Some(s) = state.sessions.write().expect("sessions lock").remove(&id) {
+    let ended = state.sessions.write().expect("sessions lock").remove(&id);
+    if let Some(s) = ended {
         s.session.close();
+    }
+    if let Some(store) = state.store() {
+        if let Err(e) = store.remove(&id).await {
+            tracing::error!(error = %e, "the session store failed to end a session");
+            let message = format!("Service Unavailable: the session store failed: {e}");
+            return rpc_error_response(StatusCode::SERVICE_UNAVAILABLE, None, INTERNAL_ERROR, message);
+        }
+        state.server.shared.events.tell_others(&ServerEvent::SessionEnded(id));
     }
     (StatusCode::OK, Body::empty()).into_response()
 }
 
 /// GET: the stream of messages unrelated to any request (list changes, resource updates).
-pub(super) fn get(state: Arc<HttpState>, request: Request) -> Response {
+pub(super) async fn get(state: Arc<HttpState>, request: Request) -> Response {
     if state.sessionless() {
         let mut response =
             plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server is stateless");
@@ -274,7 +419,7 @@ pub(super) fn get(state: Arc<HttpState>, request: Request) -> Response {
     if !accepts(request.headers(), "text/event-stream") {
         return plain(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
     }
-    let (_, http_session) = match named_session(&state, request.headers(), request.extensions()) {
+    let (_, http_session) = match shared_session(&state, request.headers(), request.extensions()).await {
         Ok(found) => found,
         Err(response) => return response,
     };

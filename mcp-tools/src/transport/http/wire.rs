@@ -28,6 +28,9 @@ pub(super) struct Peek {
     /// It has a method: a request if it has an id too, else a notification.
     pub has_method: bool,
     pub is_initialize: bool,
+    /// It changes its session (log level, subscriptions): a shared session is saved before
+    /// it is answered.
+    pub changes_session: bool,
 }
 
 impl Peek {
@@ -37,7 +40,15 @@ impl Peek {
         let Ok(fields) = parsed else { return Peek::default() };
         let id = fields.id.and_then(|id| serde_json::from_str(id.get()).ok());
         let method = fields.method.as_deref();
-        Peek { id, has_method: method.is_some(), is_initialize: method == Some("initialize") }
+        Peek {
+            id,
+            has_method: method.is_some(),
+            is_initialize: method == Some("initialize"),
+            changes_session: matches!(
+                method,
+                Some("logging/setLevel" | "resources/subscribe" | "resources/unsubscribe")
+            ),
+        }
     }
 }
 
