@@ -6,7 +6,7 @@
 # first. Writes bench/dispatch.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-out="$(cargo bench --quiet -p mcp-tools-bench --bench dispatch 2>/dev/null)"
+out="$(cargo bench --quiet -p mcp-tools-bench --features divan --bench dispatch 2>/dev/null)"
 {
   echo "# In-process dispatch (divan)"
   echo

@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # (Separate builds: target flags such as --example apply to every package named, and the floors'
 # package is built alone so that its serde_json gets no feature the other packages turn on:
 # features are unified across the packages of one build.)
-cargo build --release --quiet -p mcp-tools-bench
+cargo build --release --quiet -p mcp-tools-bench --features rmcp
 cargo build --release --quiet --example bench_server --example bench_large
 cargo build --release --quiet -p mcp-tools-floor
 # The TypeScript SDK server (bench/ts/server.mjs), with the packages of bench/ts/package-lock.json.

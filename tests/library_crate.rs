@@ -19,13 +19,14 @@ pub async fn hello_from_lib(name: String) -> String {
 fn package(main: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // Under target/ (cargo's folder for tests' files), so that cargo reads the workspace's
-    // .cargo/config.toml there too: built with the same profile, the package shares the
-    // workspace's build of the dependencies instead of building them all again.
+    // .cargo/config.toml there too: built with the same profile. mcp-tools with its default
+    // features, as tests/dev_loop.rs and the README's quick start (tests/readme_quickstart.rs)
+    // take it: the three packages share one build of mcp-tools and its dependencies.
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-tools-libtools-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
-        "[package]\nname = \"libtools\"\nversion = \"0.1.0\"\nedition = \"2024\"\ndescription = \"Tools from a library.\"\nrepository = \"https://github.com/octo/libtools\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?}, features = [\"auth\"] }}\n\n[workspace]\n",
+        "[package]\nname = \"libtools\"\nversion = \"0.1.0\"\nedition = \"2024\"\ndescription = \"Tools from a library.\"\nrepository = \"https://github.com/octo/libtools\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?} }}\n\n[workspace]\n",
         root.join("mcp-tools")
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();

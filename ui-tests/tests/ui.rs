@@ -1,7 +1,7 @@
 //! Compile-time diagnostics of `#[tool]`, `#[resource]` and `#[prompt]`, one case per user mistake
 //! (`tests/ui/<topic>/*.rs`, each with the `.stderr` the user sees), and `pass/` cases that must
 //! compile warning-free and run.
-//! Regenerate the expected output with `TRYBUILD=overwrite cargo test -p mcp-tools-rs --test ui`.
+//! Regenerate the expected output with `TRYBUILD=overwrite cargo test -p mcp-tools-ui-tests --test ui`.
 
 #[test]
 fn ui() {

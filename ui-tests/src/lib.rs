@@ -1,0 +1,1 @@
+//! No code: this package holds the trybuild suite of the attributes (`tests/ui.rs`).
