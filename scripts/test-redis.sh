@@ -3,7 +3,9 @@
 # servers (read, cancelled and answered through another instance), a stopped instance's task
 # failing within its lease, Redis lost and back while serving, Redis unreachable at start-up;
 # events (list changes, resource updates, task changes) heard across instances; 2025-11-25 HTTP
-# sessions created through one instance, served and ended through another.
+# sessions created through one instance, served and ended through another; resumable streams
+# written on one instance and resumed on another; rate limits counted as one across instances
+# (and failing open or closed while Redis is down).
 # Installs redis-server from Debian when missing (apt-get, as root in CI), starts it on a free
 # port with no persistence in a temporary folder, runs the tests with its URL in
 # MCP_TOOLS_REDIS_URL, and stops it at the end. Run by .ci/run.
@@ -51,4 +53,4 @@ export MCP_TOOLS_REDIS_URL="redis://127.0.0.1:$port/"
 export MCP_TOOLS_REDIS_SERVER="$REDIS_SERVER"
 cargo test -p mcp-tools-workspace --features redis --test redis
 # The feature's doc examples (compiled only with it; they need a Redis, so they are not run).
-cargo test -p mcp-tools-rs --features redis --doc -- store redis
+cargo test -p mcp-tools-rs --features redis,rate-limit --doc -- store redis RateLimit

@@ -4,7 +4,10 @@
 //! same server recovers when it is back; Redis unreachable at start-up is a clear error. Events:
 //! a run-time catalog change, a resource update and a task's changes on one server reach the
 //! listeners of another, once. Sessions (2025-11-25, over HTTP): created through one server,
-//! served and ended through another, expiring only when idle everywhere.
+//! served and ended through another, expiring only when idle everywhere; a resumable stream
+//! written on one server is resumed on another with exactly the missed events. Rate limits made
+//! `shared`: a caller's calls split between servers are limited as one, callers apart, keys
+//! expire, and Redis down means what the limit says (open or closed).
 //!
 //! Needs a Redis: `bash scripts/test-redis.sh` starts one and runs this file with
 //! `MCP_TOOLS_REDIS_URL` (and `MCP_TOOLS_REDIS_SERVER`, the `redis-server` binary, for the test
@@ -15,6 +18,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use mcp_tools::middleware::RateLimit;
 use mcp_tools::store::Redis;
 use mcp_tools::testing::TestClient;
 use mcp_tools::{
@@ -680,4 +684,280 @@ async fn a_shared_session_lives_while_used_anywhere_and_expires_when_idle_everyw
     tokio::time::sleep(idle * 2).await;
     assert_eq!(rpc(&app_b, &session, 92, "ping", json!({})).await.0, 404);
     assert_eq!(rpc(&app_a, &session, 93, "ping", json!({})).await.0, 404);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rate limits shared by the instances: `RateLimit::shared` counts in Redis.
+
+/// One instance whose every call goes through `limit(redis)`, counted in the Redis at `url`.
+async fn limited_instance(url: &str, prefix: &str, limit: impl FnOnce(&Redis) -> RateLimit) -> Server {
+    let redis = Redis::builder(url).prefix(prefix).lease(LEASE).connect().await.unwrap();
+    Server::builder().layer(limit(&redis)).redis(redis).build().unwrap()
+}
+
+/// Answers at once (never a task: a refusal is the call's own answer).
+#[tool]
+async fn hello() -> String {
+    "hello".into()
+}
+
+/// Calls `hello` as `client`: `Ok` when it ran, `Err(result)` when refused.
+async fn try_hello(client: &TestClient) -> Result<(), Value> {
+    let result = client.call("hello", json!({})).await.unwrap();
+    if result.is_error() { Err(result.json().clone()) } else { Ok(()) }
+}
+
+fn retry_after_ms(refused: &Value) -> u64 {
+    refused["_meta"][RateLimit::RETRY_AFTER_META]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no retry time: {refused}"))
+}
+
+/// One command to the Redis at `url`, in RESP, over a plain connection: its answer, raw.
+fn redis_command(url: &str, args: &[&str]) -> String {
+    use std::io::{Read as _, Write as _};
+    let address = url.trim_start_matches("redis://").trim_end_matches('/');
+    let mut connection = std::net::TcpStream::connect(address).unwrap();
+    let mut command = format!("*{}\r\n", args.len());
+    for arg in args {
+        command.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    connection.write_all(command.as_bytes()).unwrap();
+    connection.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    // Read until the answer pauses (it is small).
+    while let Ok(n) = connection.read(&mut buffer) {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    String::from_utf8(answer).unwrap()
+}
+
+/// The keys of `prefix`'s rate limits now in Redis.
+fn rate_keys(url: &str, prefix: &str) -> Vec<String> {
+    let answer = redis_command(url, &["KEYS", &format!("{prefix}:rate:*")]);
+    answer.lines().filter(|l| l.starts_with(&format!("{prefix}:rate:"))).map(str::to_owned).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_calls_split_between_two_servers_are_limited_as_one_and_callers_count_apart() {
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let limit = |redis: &Redis| RateLimit::per_minute(3).shared(redis, "calls");
+    let (a, b) = (limited_instance(&url, &prefix, limit).await, limited_instance(&url, &prefix, limit).await);
+    let (alice_a, alice_b) = (client(&a), client(&b));
+    // Three a minute for Alice, wherever her calls land.
+    try_hello(&alice_a).await.unwrap();
+    try_hello(&alice_b).await.unwrap();
+    try_hello(&alice_a).await.unwrap();
+    let refused = try_hello(&alice_b).await.unwrap_err();
+    assert_eq!(
+        refused["content"][0]["text"],
+        "`hello` was not run: rate limit reached (3 calls a minute per caller). Retry in 20 s.",
+        "the message of the in-process limit: {refused}"
+    );
+    let wait = retry_after_ms(&refused);
+    assert!((15_000..=20_000).contains(&wait), "{wait} ms");
+    let again = try_hello(&alice_a).await.unwrap_err();
+    assert!(retry_after_ms(&again) <= wait, "a refused call did not count");
+    // Bob has his own allowance, on either server.
+    let (bob_a, bob_b) = (client_as(&a, "bob"), client_as(&b, "bob"));
+    for bob in [&bob_b, &bob_a, &bob_b] {
+        try_hello(bob).await.unwrap();
+    }
+    assert!(try_hello(&bob_a).await.is_err());
+    // A third server joining later sees the same counts.
+    let c = limited_instance(&url, &prefix, limit).await;
+    assert!(try_hello(&client(&c)).await.is_err());
+    try_hello(&client_as(&c, "carol")).await.unwrap();
+    // In Redis: one key per caller (a digest, not the id), each with a time to live.
+    let keys = rate_keys(&url, &prefix);
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    assert!(keys.iter().all(|k| !k.contains("alice") && k.starts_with(&format!("{prefix}:rate:calls:"))));
+    for key in &keys {
+        let ttl = redis_command(&url, &["PTTL", key]);
+        let ttl: i64 = ttl.trim().trim_start_matches(':').parse().unwrap();
+        assert!((1..=60_000).contains(&ttl), "{key}: {ttl}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_limits_keys_expire_when_the_allowance_is_whole_again() {
+    let (url, prefix) = (redis_url(), unique_prefix());
+    // Two calls per 600 ms, per caller and tool: a key lives at most 600 ms after its last call.
+    let limit =
+        |redis: &Redis| RateLimit::new(2, Duration::from_millis(600)).per_tool().shared(redis, "fast");
+    let (a, b) = (limited_instance(&url, &prefix, limit).await, limited_instance(&url, &prefix, limit).await);
+    try_hello(&client(&a)).await.unwrap();
+    try_hello(&client(&b)).await.unwrap();
+    let refused = try_hello(&client(&a)).await.unwrap_err();
+    assert!(retry_after_ms(&refused) <= 300, "{refused}");
+    try_hello(&client_as(&b, "bob")).await.unwrap();
+    assert_eq!(rate_keys(&url, &prefix).len(), 2);
+    // Served again after the wait it was told; every key gone once its allowance is whole.
+    tokio::time::sleep(Duration::from_millis(retry_after_ms(&refused) + 20)).await;
+    try_hello(&client(&b)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(rate_keys(&url, &prefix), Vec::<String>::new(), "the keys expired");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_down_a_shared_limit_fails_open_by_default_or_closed_as_configured_and_counts_again_when_back()
+{
+    let mut redis = OwnRedis::start();
+    let prefix = unique_prefix();
+    let timeout = Duration::from_millis(300);
+    let open = limited_instance(&redis.url(), &prefix, |r| {
+        RateLimit::per_minute(2).shared(r, "calls").store_timeout(timeout)
+    })
+    .await;
+    let closed = limited_instance(&redis.url(), &prefix, |r| {
+        RateLimit::per_minute(2).shared(r, "calls").store_timeout(timeout).fail_closed()
+    })
+    .await;
+    let (on_open, on_closed) = (client(&open), client(&closed));
+    try_hello(&on_open).await.unwrap();
+    try_hello(&on_closed).await.unwrap();
+    assert!(try_hello(&on_open).await.is_err(), "counted as one before Redis stops");
+
+    redis.stop();
+    // Fail-open: run (uncounted, however many), each within the timeout.
+    for _ in 0..4 {
+        let asked = Instant::now();
+        try_hello(&on_open).await.unwrap();
+        assert!(asked.elapsed() < timeout + Duration::from_millis(700), "took {:?}", asked.elapsed());
+    }
+    // Fail-closed: refused, saying why, with a retry time.
+    let asked = Instant::now();
+    let refused = try_hello(&on_closed).await.unwrap_err();
+    assert!(asked.elapsed() < timeout + Duration::from_millis(700), "took {:?}", asked.elapsed());
+    assert_eq!(
+        refused["content"][0]["text"],
+        "`hello` was not run: its rate limit (2 calls a minute per caller) could not be checked. Retry in 1.0 s.",
+        "{refused}"
+    );
+    assert_eq!(retry_after_ms(&refused), 1_000);
+
+    // Back (with the counts saved before the stop, and no scripts loaded): counted again, by
+    // the same servers.
+    redis.run();
+    let start = Instant::now();
+    let refused = loop {
+        match try_hello(&on_closed).await {
+            Err(refused) if retry_after_ms(&refused) != 1_000 => break refused,
+            _ => assert!(start.elapsed() < Duration::from_secs(10), "not counting again"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(refused["content"][0]["text"].as_str().unwrap().contains("rate limit reached"), "{refused}");
+    assert!(try_hello(&on_open).await.is_err(), "the open one counts again too");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resumable streams (`HttpOptions::resumable`, `Last-Event-ID`) of shared sessions: a stream
+// that instance A writes is resumed on instance B.
+
+/// Logs `count` ticks, `every_ms` apart, then answers.
+#[tool]
+async fn ticker(count: u64, every_ms: u64, ctx: Context) -> String {
+    for i in 1..=count {
+        ctx.log(mcp_tools::LogLevel::Info, format!("tick {i}"));
+        tokio::time::sleep(Duration::from_millis(every_ms)).await;
+    }
+    format!("ticked {count}")
+}
+
+/// The SSE events read from `body` until `enough` of them (with an id and data) came, or the
+/// body ended: `(id, data)` each.
+async fn sse_events(
+    body: &mut (impl futures_util::Stream<Item = Result<axum::body::Bytes, axum::Error>> + Unpin),
+    enough: usize,
+) -> Vec<(String, String)> {
+    use futures_util::StreamExt as _;
+    let (mut text, mut events) = (String::new(), Vec::new());
+    while events.len() < enough {
+        let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_secs(5), body.next()).await else { break };
+        text.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+        while let Some(end) = text.find("\n\n") {
+            let event: String = text.drain(..end + 2).collect();
+            let field = |name: &str| event.lines().find_map(|l| l.strip_prefix(name)).map(str::to_owned);
+            if let (Some(id), Some(data)) = (field("id: "), field("data: "))
+                && !data.is_empty()
+            {
+                events.push((id, data));
+            }
+        }
+    }
+    events
+}
+
+fn resume(session: &str, last_event_id: &str) -> axum::http::Request<axum::body::Body> {
+    let mut request = get_stream(session);
+    request.headers_mut().insert("last-event-id", last_event_id.parse().unwrap());
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_written_on_a_is_resumed_on_b_with_exactly_the_missed_events_in_order() {
+    use tower::ServiceExt as _;
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (watching_instance(&url, &prefix).await, watching_instance(&url, &prefix).await);
+    let options = || mcp_tools::HttpOptions::new().resumable(Duration::from_millis(100)).keep_alive(None);
+    let (app_a, app_b) = (a.http_router(options()), b.http_router(options()));
+    let session = open_session(&app_a).await;
+
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "ticker", "arguments": {"count": 6, "every_ms": 150}}});
+    let response = app_a.clone().oneshot(http_post(Some(&session), &call)).await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body().into_data_stream();
+    // The first two ticks (after the priming event, which has no data).
+    let seen = sse_events(&mut body, 2).await;
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(seen[0].1.contains("tick 1") && seen[1].1.contains("tick 2"), "{seen:?}");
+    let stream = seen[0].0.split_once('-').unwrap().0.to_owned();
+    assert_eq!(
+        seen.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(),
+        [format!("{stream}-1"), format!("{stream}-2")]
+    );
+    // The client loses the connection; the load balancer sends it to B.
+    drop(body);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let response = app_b.clone().oneshot(resume(&session, &format!("{stream}-2"))).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body().into_data_stream();
+    let resumed = sse_events(&mut body, 100).await;
+    let ids: Vec<_> = resumed.iter().map(|(id, _)| id.clone()).collect();
+    let expected: Vec<_> = (3..=7).map(|seq| format!("{stream}-{seq}")).collect();
+    assert_eq!(ids, expected, "exactly the missed events, in order, then the answer: {resumed:?}");
+    for (tick, (_, data)) in (3..=6).zip(&resumed) {
+        let message: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(message["method"], "notifications/message", "{message}");
+        assert!(data.contains(&format!("tick {tick}")), "{data}");
+    }
+    let answer: Value = serde_json::from_str(&resumed[4].1).unwrap();
+    assert_eq!(
+        (answer["id"].as_u64(), answer["result"]["content"][0]["text"].as_str()),
+        (Some(7), Some("ticked 6"))
+    );
+
+    // Resumed again after the end, from its start, on a third instance: replayed whole, then
+    // ended.
+    let c = watching_instance(&url, &prefix).await;
+    let response = c.http_router(options()).oneshot(resume(&session, &format!("{stream}-0"))).await.unwrap();
+    let mut body = response.into_body().into_data_stream();
+    let replayed = sse_events(&mut body, 100).await;
+    assert_eq!(replayed.len(), 7, "{replayed:?}");
+    assert_eq!(replayed[6], resumed[4]);
+    // On A, where it ran, its memory serves it as before.
+    let response = app_a.clone().oneshot(resume(&session, &format!("{stream}-5"))).await.unwrap();
+    let mut body = response.into_body().into_data_stream();
+    assert_eq!(sse_events(&mut body, 100).await, resumed[3..].to_vec());
+    // A stream no instance ran: a new GET stream, as before.
+    let response = app_b.clone().oneshot(resume(&session, "12345-1")).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
 }

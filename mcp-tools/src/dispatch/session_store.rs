@@ -22,11 +22,16 @@
 //!   timeout per instance); a session unused everywhere for the idle timeout is gone. An
 //!   instance's copy unused for the timeout is dropped from its memory only.
 //!
+//! * Resumable streams (`--resumable`, SEP-1699): the instance running a request appends the
+//!   numbered events of its stream to the store as well ([`SessionStore::append_events`]); a
+//!   client resuming the stream (`Last-Event-ID`) on another instance is replayed what it
+//!   missed from there ([`SessionStore::read_events`]), then what follows as it is appended.
+//!
 //! What stays on one instance: a connection. A session's GET stream, and the server-to-client
 //! requests of a call (sampling, elicitation, roots: answered on the POST of the same instance
-//! while the call runs, or they fail), belong to the instance holding it; resumable streams
-//! (`Last-Event-ID`) are kept in that instance's memory, so a client resumes only on it.
+//! while the call runs, or they fail), belong to the instance holding it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -86,6 +91,37 @@ pub(crate) trait SessionStore: Send + Sync + 'static {
 
     /// Ends session `id`.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), SessionStoreError>>;
+
+    /// Appends `events` (numbered, in order, each number above the last appended) to resumable
+    /// stream `stream` of session `session`, and, with `end`, the mark that the stream ended
+    /// (numbered `end`, above the events'). The stream keeps its newest events only (about as
+    /// many as an instance keeps in memory) and lives `ttl` from its last append.
+    fn append_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        events: &'a [(u64, Arc<str>)],
+        end: Option<u64>,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), SessionStoreError>>;
+
+    /// The events of stream `stream` of session `session` numbered above `after`, in order, and
+    /// whether it ended; `None` when no such stream is kept (never appended, or expired).
+    fn read_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> BoxFuture<'a, Result<Option<StoredEvents>, SessionStoreError>>;
+}
+
+/// What [`SessionStore::read_events`] found of a resumable stream.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct StoredEvents {
+    /// The events after the one asked for: number and message, in order.
+    pub events: Vec<(u64, Arc<str>)>,
+    /// Whether the stream ended (its request was answered): nothing follows these.
+    pub ended: bool,
 }
 
 #[cfg(test)]

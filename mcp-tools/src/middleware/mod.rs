@@ -11,7 +11,8 @@
 //! * [`AccessLog`]: one log line per call (caller, tool, outcome, duration).
 //! * [`ConcurrencyLimit`]: at most so many calls at once (of a tool, with `tool_layer`).
 //! * `RateLimit` (feature `rate-limit`): so many calls per period per caller (or caller and
-//!   tool), refusals saying when to retry; memory bounded however many callers come.
+//!   tool), refusals saying when to retry; memory bounded however many callers come. With
+//!   feature `redis` too, `RateLimit::shared` counts in Redis, one count for every instance.
 //! * `ResultCache` (feature `cache`): an opt-in cache of read-only, idempotent tools' results,
 //!   per tool, arguments and caller, with a time to live and bounded memory.
 //!
@@ -60,5 +61,7 @@ pub use concurrency::{ConcurrencyLimit, ConcurrencyLimitService};
 pub use layered::{Around, Layered, ToolFuture};
 #[cfg(feature = "otel")]
 pub use otel::{Telemetry, TelemetryError};
+#[cfg(all(feature = "rate-limit", feature = "redis"))]
+pub use rate_limit::StoreFailure;
 #[cfg(feature = "rate-limit")]
 pub use rate_limit::{RateLimit, RateLimitService};

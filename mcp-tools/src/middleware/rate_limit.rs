@@ -73,10 +73,18 @@ use crate::model::result::ToolResult;
 /// old (but no more often than every 100 ms, and at least every second). When the table is
 /// still full of callers seen recently, new callers share one allowance, the overflow (a
 /// warning is logged); the callers already in the table keep theirs.
+///
+/// **Several instances** (feature `redis` too): a `RateLimit` counts in its instance's memory,
+/// so three instances behind a load balancer allow three times the limit. Made
+/// [`shared`](Self::shared), it counts in Redis instead, one count for the whole service (see
+/// there).
 #[derive(Clone)]
 pub struct RateLimit {
     config: Config,
     limiter: Arc<Limiter>,
+    /// Where the counts are kept when they are shared by the instances of a service.
+    #[cfg(feature = "redis")]
+    shared: Option<Arc<SharedLimit>>,
 }
 
 /// How a [`RateLimit`] was configured.
@@ -126,25 +134,38 @@ impl RateLimit {
     /// pace (default: the limit's `calls`). Starts the counts afresh.
     pub fn burst(self, calls: u32) -> Self {
         let burst = NonZeroU32::new(calls).unwrap_or(NonZeroU32::MIN);
-        RateLimit::build(Config { burst: Some(burst), ..self.config })
+        let config = Config { burst: Some(burst), ..self.config };
+        self.rebuild(config)
     }
 
     /// Counts each caller's calls of each tool apart (default: a caller's calls of all the
     /// tools behind the layer count together). Starts the counts afresh.
     pub fn per_tool(self) -> Self {
-        RateLimit::build(Config { per_tool: true, ..self.config })
+        let config = Config { per_tool: true, ..self.config };
+        self.rebuild(config)
     }
 
     /// Remembers at most `keys` (at least 1) callers, or caller and tool pairs with
     /// [`per_tool`](Self::per_tool) (default 100,000). Starts the counts afresh.
     pub fn max_keys(self, keys: usize) -> Self {
-        RateLimit::build(Config { max_keys: keys.max(1), ..self.config })
+        let config = Config { max_keys: keys.max(1), ..self.config };
+        self.rebuild(config)
     }
 
     /// How many callers (or caller and tool pairs) the limiter remembers now: at most
-    /// [`max_keys`](Self::max_keys).
+    /// [`max_keys`](Self::max_keys). A [`shared`](Self::shared) limit remembers none here (its
+    /// counts are in Redis).
     pub fn keys(&self) -> usize {
         self.limiter.gcra.len()
+    }
+
+    /// The same limit configured anew (the counts start afresh), still shared if it was.
+    fn rebuild(self, config: Config) -> Self {
+        RateLimit {
+            #[cfg(feature = "redis")]
+            shared: self.shared,
+            ..RateLimit::build(config)
+        }
     }
 
     fn build(config: Config) -> Self {
@@ -167,18 +188,27 @@ impl RateLimit {
             full_sweep_every: interval.clamp(Duration::from_millis(100), Duration::from_secs(1)),
             description: describe(&config, burst),
             per_tool: config.per_tool,
+            interval,
+            burst,
         };
-        RateLimit { config, limiter: Arc::new(limiter) }
+        RateLimit {
+            config,
+            limiter: Arc::new(limiter),
+            #[cfg(feature = "redis")]
+            shared: None,
+        }
     }
 }
 
 impl fmt::Debug for RateLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimit")
-            .field("limit", &self.limiter.description)
-            .field("max_keys", &self.config.max_keys)
-            .field("keys", &self.keys())
-            .finish()
+        let mut debug = f.debug_struct("RateLimit");
+        debug.field("limit", &self.limiter.description);
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.shared {
+            return debug.field("shared", shared).finish();
+        }
+        debug.field("max_keys", &self.config.max_keys).field("keys", &self.keys()).finish()
     }
 }
 
@@ -212,6 +242,12 @@ struct Limiter {
     full_sweep_every: Duration,
     description: String,
     per_tool: bool,
+    /// The time between calls at the limit's pace, and the calls allowed in a row (for a
+    /// shared limit's GCRA in Redis).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    interval: Duration,
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    burst: NonZeroU32,
 }
 
 impl Limiter {
@@ -340,6 +376,10 @@ pub type RateLimitService = Layered<RateLimit>;
 impl Around for RateLimit {
     fn around(&self, inner: ToolService, call: ToolCall) -> ToolFuture {
         let key = self.limiter.key(&call);
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.shared {
+            return shared.around(inner, call, key, self.limiter.clone());
+        }
         match self.limiter.check(key) {
             Ok(()) => Box::pin(inner.oneshot(call)),
             Err(wait) => {
@@ -348,6 +388,220 @@ impl Around for RateLimit {
             }
         }
     }
+}
+
+/// What a [`shared`](RateLimit::shared) rate limit does with a call when Redis fails (cannot be
+/// reached, or does not answer within the timeout): the call is never held longer than that.
+#[cfg(feature = "redis")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StoreFailure {
+    /// The call is run, uncounted, and an error is logged (the first failure, then at most
+    /// every 10 seconds while Redis fails; an info line when it answers again). The default:
+    /// an outage of Redis does not become an outage of the service.
+    #[default]
+    Open,
+    /// The call is refused as one over the limit is (a tool error, with
+    /// [`RETRY_AFTER_META`](RateLimit::RETRY_AFTER_META)), saying the limit could not be
+    /// checked and to retry in a second; the error is logged as with `Open`.
+    Closed,
+}
+
+/// A rate limit counted in Redis: the limit's name, what to do when Redis fails, and how long to
+/// wait for it.
+#[cfg(feature = "redis")]
+struct SharedLimit {
+    redis: crate::store::redis::Redis,
+    name: String,
+    on_failure: StoreFailure,
+    timeout: Duration,
+    /// When a failure was last logged (milliseconds since `epoch`; 0: Redis answers).
+    failing_since_log_ms: AtomicU64,
+    epoch: Instant,
+}
+
+#[cfg(feature = "redis")]
+impl fmt::Debug for SharedLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedLimit")
+            .field("name", &self.name)
+            .field("redis", &self.redis)
+            .field("on_failure", &self.on_failure)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// How often a shared limit logs that Redis still fails.
+#[cfg(feature = "redis")]
+const FAILURE_LOG_EVERY: Duration = Duration::from_secs(10);
+
+#[cfg(feature = "redis")]
+impl RateLimit {
+    /// Counts in Redis, one count for every instance of the service (feature `redis`): a
+    /// caller's calls spread over three instances are limited as if one served them all. The
+    /// instances give the same limit the same `name` (two limits, say the server's and one
+    /// tool's, two names; the keys are `PREFIX:rate:NAME:DIGEST`, under the
+    /// [`prefix`](crate::store::RedisBuilder::prefix) of `redis`). The limit itself (calls,
+    /// period, burst, per tool) must be configured alike on every instance.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_tools::Server;
+    /// use mcp_tools::middleware::RateLimit;
+    /// use mcp_tools::store::Redis;
+    ///
+    /// let redis = Redis::connect("redis://10.0.0.5:6379/").await?;
+    /// let server = Server::builder()
+    ///     .layer(RateLimit::per_minute(60).burst(10).shared(&redis, "calls"))
+    ///     // Tasks, events and sessions shared too (the same `Redis`).
+    ///     .redis(redis)
+    ///     .build()?;
+    /// # let _ = server; Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Each call is one round trip to Redis: a Lua script (`EVALSHA`) doing GCRA atomically
+    /// on Redis's clock (the instances' clocks do not matter), the same algorithm and the same
+    /// answers as in memory: a refused call gets the same message and
+    /// [`RETRY_AFTER_META`](Self::RETRY_AFTER_META). Memory in Redis is bounded: each caller's
+    /// key (a 128-bit digest of its id, never the id) expires when its allowance is whole
+    /// again, so at most the callers of the last `period` are kept;
+    /// [`max_keys`](Self::max_keys) does not apply.
+    ///
+    /// When Redis fails, a call waits at most the [`store_timeout`](Self::store_timeout), then
+    /// is run uncounted ([`StoreFailure::Open`], the default, an error logged) or refused
+    /// ([`fail_closed`](Self::fail_closed)).
+    ///
+    /// The ready-made command line's `--redis URL` shares tasks, events and sessions only: a
+    /// `RateLimit` is added in code, so share it with the `Redis` given to
+    /// [`ServerBuilder::redis`](crate::ServerBuilder::redis), as above.
+    pub fn shared(mut self, redis: &crate::store::redis::Redis, name: impl Into<String>) -> Self {
+        let (on_failure, timeout) =
+            self.shared.as_ref().map_or((StoreFailure::Open, redis.timeout()), |s| (s.on_failure, s.timeout));
+        self.shared = Some(Arc::new(SharedLimit {
+            redis: redis.clone(),
+            name: name.into(),
+            on_failure,
+            timeout,
+            failing_since_log_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }));
+        self
+    }
+
+    /// What a [`shared`](Self::shared) limit does with a call when Redis fails (default
+    /// [`StoreFailure::Open`]). Call it after `shared`; it does nothing to a limit counted in
+    /// memory.
+    pub fn on_store_failure(self, on_failure: StoreFailure) -> Self {
+        self.reshare(|s| s.on_failure = on_failure)
+    }
+
+    /// A [`shared`](Self::shared) limit refuses calls while Redis fails
+    /// (`on_store_failure(StoreFailure::Closed)`).
+    pub fn fail_closed(self) -> Self {
+        self.on_store_failure(StoreFailure::Closed)
+    }
+
+    /// A [`shared`](Self::shared) limit runs calls uncounted while Redis fails, logging an
+    /// error (`on_store_failure(StoreFailure::Open)`, the default).
+    pub fn fail_open(self) -> Self {
+        self.on_store_failure(StoreFailure::Open)
+    }
+
+    /// How long a [`shared`](Self::shared) limit waits for Redis before it treats it as failed
+    /// (default: the [`Redis`](crate::store::Redis)'s own
+    /// [`timeout`](crate::store::RedisBuilder::timeout), 2 s unless set). Call it after
+    /// `shared`.
+    pub fn store_timeout(self, timeout: Duration) -> Self {
+        self.reshare(|s| s.timeout = timeout.max(Duration::from_millis(1)))
+    }
+
+    fn reshare(mut self, change: impl FnOnce(&mut SharedLimit)) -> Self {
+        if let Some(shared) = self.shared.take() {
+            let mut shared = Arc::try_unwrap(shared).unwrap_or_else(|shared| SharedLimit {
+                redis: shared.redis.clone(),
+                name: shared.name.clone(),
+                on_failure: shared.on_failure,
+                timeout: shared.timeout,
+                failing_since_log_ms: AtomicU64::new(0),
+                epoch: shared.epoch,
+            });
+            change(&mut shared);
+            self.shared = Some(Arc::new(shared));
+        }
+        self
+    }
+}
+
+#[cfg(feature = "redis")]
+impl SharedLimit {
+    /// The call, counted in Redis: run, refused over the limit, or as configured when Redis
+    /// fails.
+    fn around(
+        self: &Arc<Self>,
+        inner: ToolService,
+        call: ToolCall,
+        key: u128,
+        limiter: Arc<Limiter>,
+    ) -> ToolFuture {
+        let shared = self.clone();
+        Box::pin(async move {
+            let burst = limiter.burst.get();
+            let pace = (limiter.interval, limiter.interval * (burst - 1));
+            match shared.redis.rate_limit(&shared.name, key, pace, shared.timeout).await {
+                Ok(None) => {
+                    shared.answered();
+                    inner.oneshot(call).await
+                }
+                Ok(Some(wait)) => {
+                    shared.answered();
+                    Ok(refusal(call.name(), &limiter.description, wait))
+                }
+                Err(e) => {
+                    shared.failed(&e);
+                    match shared.on_failure {
+                        StoreFailure::Open => inner.oneshot(call).await,
+                        StoreFailure::Closed => Ok(unchecked(call.name(), &limiter.description)),
+                    }
+                }
+            }
+        })
+    }
+
+    fn failed(&self, error: &crate::store::redis::RedisError) {
+        let now = (self.epoch.elapsed().as_millis() as u64).max(1);
+        let last = self.failing_since_log_ms.load(Ordering::Relaxed);
+        let due = last == 0 || Duration::from_millis(now.saturating_sub(last)) >= FAILURE_LOG_EVERY;
+        if due
+            && self
+                .failing_since_log_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let outcome = match self.on_failure {
+                StoreFailure::Open => "calls run uncounted",
+                StoreFailure::Closed => "calls are refused",
+            };
+            tracing::error!(limit = %self.name, error = %error, "a shared rate limit cannot count in Redis: {outcome}");
+        }
+    }
+
+    fn answered(&self) {
+        if self.failing_since_log_ms.load(Ordering::Relaxed) != 0
+            && self.failing_since_log_ms.swap(0, Ordering::Relaxed) != 0
+        {
+            tracing::info!(limit = %self.name, "a shared rate limit counts in Redis again");
+        }
+    }
+}
+
+/// The answer to a call whose shared limit could not be checked, failing closed.
+#[cfg(feature = "redis")]
+fn unchecked(tool: &str, limit: &str) -> ToolResult {
+    ToolResult::error(format!(
+        "`{tool}` was not run: its rate limit ({limit}) could not be checked. Retry in 1.0 s."
+    ))
+    .meta(RateLimit::RETRY_AFTER_META, 1_000u64)
 }
 
 /// The answer to a call over the limit.

@@ -1,5 +1,5 @@
-//! Several instances of one server, one service: tasks, events and sessions shared through Redis
-//! (feature `redis`).
+//! Several instances of one server, one service: tasks, events, sessions, resumable streams and
+//! rate limits shared through Redis (feature `redis`).
 //!
 //! Run three copies of a server behind a load balancer and a client's requests land on any of
 //! them. [`Redis`] is the [`TaskStore`](crate::TaskStore), the [`Bus`](crate::Bus) and the store
@@ -21,7 +21,9 @@
 //! ```
 //!
 //! The ready-made command line does the same with `--redis URL`
-//! (`my-server --http 0.0.0.0:8080 --redis redis://10.0.0.5:6379/`).
+//! (`my-server --http 0.0.0.0:8080 --redis redis://10.0.0.5:6379/`). Rate limits are added in
+//! code, so a shared one is given the `Redis` in code too
+//! (`RateLimit::per_minute(60).shared(&redis, "calls")`, feature `rate-limit`; see below).
 //!
 //! # What is shared
 //!
@@ -61,6 +63,32 @@
 //!   instance holding the connection: the GET stream (it hears every instance's events), and the
 //!   server-to-client requests of a running call (sampling, elicitation, roots), whose answers
 //!   must be POSTed to that instance while the call runs.
+//! * **Resumable streams** (`--resumable`, [`HttpOptions::resumable`](crate::HttpOptions::resumable),
+//!   SEP-1699) of shared sessions: the instance running a request numbers its stream's events
+//!   (`STREAM-SEQ`; a shared session's streams are numbered at random, so no two instances
+//!   number two alike) and, besides keeping them in memory, appends them in order to a Redis
+//!   stream, `PREFIX:sse:SESSION:STREAM` (entries `0-SEQ`; the request's answer is followed by an
+//!   end mark), trimmed to about 1,024 entries and living the idle timeout from its last append.
+//!   The appends are made by a task of the stream's own, batched, so the client's connection never
+//!   waits for Redis; a copy more than 1,024 events behind, or whose append failed, is given up
+//!   (logged). A GET with `Last-Event-ID` naming a stream this instance does not hold (another
+//!   ran it, or this one has forgotten it) is replayed from Redis: exactly the events after the
+//!   one named, in order, then what the running instance appends (read every 25 ms, backing off
+//!   to 500 ms while nothing comes), until the end mark; the stream also closes when its key has
+//!   expired, after 10 failed reads in a row (the client resumes again), on shutdown, or when
+//!   the client goes (reads stop with it). A stream this instance holds is served from its
+//!   memory, as without Redis. A `Last-Event-ID` naming a stream kept nowhere gets a new GET
+//!   stream, as before. What a resumed stream cannot do on another instance: answer the
+//!   server-to-client requests it carries (their answers must reach the instance running the
+//!   call, as above).
+//! * **Rate limits** (feature `rate-limit`, [`RateLimit::shared`](crate::middleware::RateLimit::shared)):
+//!   a shared limit counts each caller (or caller and tool) under
+//!   `PREFIX:rate:NAME:DIGEST` (a 128-bit digest of the caller's id), with GCRA run atomically
+//!   by a Lua script on Redis's clock, so a caller's calls spread over the instances are limited
+//!   as one; a key expires when its caller's allowance is whole again. While Redis fails, calls
+//!   run uncounted and an error is logged (the default), or are refused
+//!   ([`RateLimit::fail_closed`](crate::middleware::RateLimit::fail_closed)), after at most the
+//!   limit's [`store_timeout`](crate::middleware::RateLimit::store_timeout).
 //!
 //! # What it costs, in Redis round trips
 //!
@@ -77,6 +105,9 @@
 //! | any other request of a session | 0; 1 `PEXPIRE` (not waited for) at most once a quarter of the idle timeout per instance |
 //! | `logging/setLevel`, `resources/subscribe`/`unsubscribe` | 1 (`SET`) + 1 `PUBLISH`; +1 `GETEX` on every instance holding a copy |
 //! | DELETE | 1 (`DEL`) + 1 `PUBLISH` |
+//! | each event of a resumable stream of a shared session | 1 pipelined `XADD`s + `PEXPIRE` per batch of the events queued (not waited for by the client's connection) |
+//! | resuming a stream on an instance not holding it | 1 (`EXISTS` + `XRANGE`, pipelined); then 1 per read while the request runs (every 25–500 ms) |
+//! | a call through a shared `RateLimit` | 1 (`EVALSHA`); +1 (`SCRIPT LOAD`) on an instance's first call; +1 (`EVAL`) once after Redis lost its scripts |
 //! | each instance, all the time | 1 `SET` per third of a lease; one subscribed connection, `PING`ed every 5 s |
 //!
 //! Each instance uses two connections: one multiplexed connection for commands (Redis's
@@ -92,7 +123,10 @@
 //!   and a call that would become a task fails with "the task could not be created: its store
 //!   failed: …"; calls that are no tasks are served as usual. A 2025-11-25 `initialize`, a
 //!   request naming a session held by no copy here, and DELETE answer HTTP 503 ("the session
-//!   store failed: …"); requests of sessions this instance holds a copy of are served. When Redis is back the same
+//!   store failed: …"); requests of sessions this instance holds a copy of are served. A GET
+//!   resuming a stream this instance does not hold answers 503 too; the streams it holds are
+//!   served from memory (their copies in Redis are given up, logged). A call through a shared
+//!   `RateLimit` runs uncounted or is refused, as the limit says (fail-open by default). When Redis is back the same
 //!   instance works again by itself: the connection manager reconnects at the next command, and
 //!   the subscription is retried with back-off (100 ms doubling to 5 s). Messages published
 //!   while an instance's subscription is down do not reach it (a cancellation sent then is
@@ -116,15 +150,18 @@
 //!
 //! # Not shared yet
 //!
-//! * Resumable SSE streams (`--resumable`, `Last-Event-ID`, SEP-1699): a stream's events are
-//!   numbered and kept in the memory of the instance serving it, so a client resumes only on that
-//!   instance; elsewhere its `Last-Event-ID` names no stream and it gets a new GET stream
-//!   without the missed events. Sharing them needs each stream's events in Redis (a bounded
-//!   list per stream with a TTL, say), the request's answers written there by the instance
-//!   running it and read by the one the client resumes on.
 //! * Listeners hear the events published while their instance is subscribed to the bus: at most
 //!   once, so an event published while an instance's subscription is down is not heard there.
-//! * Rate limits (`middleware::RateLimit`) count per instance.
+//! * A resumable stream's copy in Redis is bounded in events (about 1,024), not in bytes (each
+//!   event is at most one message, [`Limits::max_message_bytes`](crate::Limits::max_message_bytes));
+//!   an instance's memory keeps at most `Limits::max_queued_bytes` per session. A stream whose
+//!   instance died mid-request is never marked ended: a client resumed elsewhere is replayed
+//!   what was kept, then waits (keep-alives) until the key expires (the idle timeout). The copy
+//!   trails the live stream by one round trip: a client resuming elsewhere before the stream's
+//!   first append reached Redis (sooner than its `retry` delay) is taken for one naming an
+//!   unknown stream and gets a new GET stream.
+//! * Rate limits count in Redis only when made [`shared`](crate::middleware::RateLimit::shared);
+//!   a plain `RateLimit` counts per instance.
 //! * The key signing 2026-07-28's `requestState` is not kept in Redis: give every instance the
 //!   same secret ([`ServerBuilder::request_state_secret`](crate::ServerBuilder::request_state_secret)),
 //!   or a multi-round-trip request whose next round reaches another instance is refused.

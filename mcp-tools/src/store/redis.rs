@@ -17,7 +17,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::bus::{Bus, BusError, BusMessage};
 #[cfg(feature = "http")]
-use crate::dispatch::session_store::{SessionRecord, SessionStore, SessionStoreError};
+use crate::dispatch::session_store::{SessionRecord, SessionStore, SessionStoreError, StoredEvents};
 use crate::model::task::{TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 use crate::protocol::INTERNAL_ERROR;
 
@@ -37,6 +37,28 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   return 1
 end
+return 0";
+
+/// GCRA (as the in-process limiter's, [`governor`]'s) on one key, atomically, on Redis's clock.
+/// `KEYS[1]`: the caller's key; `ARGV[1]`: the interval between calls, `ARGV[2]`: the tolerance
+/// (the interval times the burst less one), both in microseconds. The key holds the theoretical
+/// arrival time and expires when it is reached (the allowance is whole again: forgetting it
+/// changes nothing). Answers 0 when the call is allowed (and counted), else the wait in
+/// microseconds.
+#[cfg(feature = "rate-limit")]
+const GCRA: &str = r"
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+if tat < now then tat = now end
+local earliest = tat - tolerance
+if now < earliest then
+  return earliest - now
+end
+local after = tat + interval
+redis.call('SET', KEYS[1], string.format('%d', after), 'PX', string.format('%d', math.ceil((after - now) / 1000)))
 return 0";
 
 /// Tasks shared through Redis by the instances of one service: their [`TaskStore`] (records,
@@ -74,6 +96,9 @@ struct Inner {
     timeout: Duration,
     lease: Duration,
     max_ttl: Duration,
+    /// The SHA-1 of [`GCRA`] once Redis loaded it (`SCRIPT LOAD`): calls then send `EVALSHA`.
+    #[cfg(feature = "rate-limit")]
+    gcra: std::sync::OnceLock<String>,
     /// The other instances' messages, as the subscription hears them.
     heard: broadcast::Sender<BusMessage>,
     /// Stops the lease's renewal and the subscription when the last clone is dropped.
@@ -96,9 +121,17 @@ impl Keys {
     fn bus(&self) -> String {
         format!("{}:bus", self.prefix)
     }
+    #[cfg(feature = "rate-limit")]
+    fn rate(&self, limit: &str, key: u128) -> String {
+        format!("{}:rate:{limit}:{key:032x}", self.prefix)
+    }
     #[cfg(feature = "http")]
     fn session(&self, session_id: &str) -> String {
         format!("{}:session:{session_id}", self.prefix)
+    }
+    #[cfg(feature = "http")]
+    fn events(&self, session_id: &str, stream: u64) -> String {
+        format!("{}:sse:{session_id}:{stream}", self.prefix)
     }
 }
 
@@ -185,6 +218,22 @@ impl Redis {
         run(&self.inner.commands, &self.inner.shown, self.inner.timeout, what, command).await
     }
 
+    /// Runs `pipe` (described by `what`, for errors) in one round trip, bounded by the timeout.
+    #[cfg(feature = "http")]
+    async fn run_pipe<T: FromRedisValue>(
+        &self,
+        what: &str,
+        pipe: &::redis::Pipeline,
+    ) -> Result<T, RedisError> {
+        let (shown, timeout) = (&self.inner.shown, self.inner.timeout);
+        let mut connection = self.inner.commands.clone();
+        match tokio::time::timeout(timeout, pipe.query_async::<T>(&mut connection)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(RedisError::new(format!("Redis at {shown} failed to {what}: {e}"))),
+            Err(_) => Err(RedisError::new(format!("Redis at {shown} did not {what} within {timeout:?}"))),
+        }
+    }
+
     /// How long a key holding `task` lives from now (`None`: it has expired).
     fn expiry(&self, task: &TaskRecord) -> Option<Duration> {
         let max = self.inner.max_ttl;
@@ -255,6 +304,67 @@ impl Redis {
             .map(|raw| serde_json::from_str::<Stored>(&raw).map(|s| s.into_record().0))
             .transpose()
             .map_err(|e| RedisError::new(format!("task `{key}` in Redis is not a task record: {e}")))
+    }
+}
+
+/// Shared rate limits ([`RateLimit::shared`](crate::middleware::RateLimit::shared)).
+#[cfg(feature = "rate-limit")]
+impl Redis {
+    /// How long a shared rate limit waits for Redis by default: [`RedisBuilder::timeout`].
+    pub(crate) fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    /// Counts a call of `key` under limit `limit` (GCRA: one call every `interval`, `tolerance`
+    /// saved up), in one round trip (`EVALSHA`; the first call of an instance loads the script
+    /// first, and one after Redis lost its scripts sends it whole): `None` when it is allowed,
+    /// else the wait. Bounded by `timeout`.
+    pub(crate) async fn rate_limit(
+        &self,
+        limit: &str,
+        key: u128,
+        (interval, tolerance): (Duration, Duration),
+        timeout: Duration,
+    ) -> Result<Option<Duration>, RedisError> {
+        use ::redis::{ErrorKind, ServerErrorKind};
+        let key = self.inner.keys.rate(limit, key);
+        let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let (interval, tolerance) = (micros(interval).max(1), micros(tolerance));
+        let shown = &self.inner.shown;
+        let failed =
+            |e: ::redis::RedisError| RedisError::new(format!("Redis at {shown} failed to count a call: {e}"));
+        let check = async {
+            let mut connection = self.inner.commands.clone();
+            let sha = match self.inner.gcra.get() {
+                Some(sha) => sha.clone(),
+                None => {
+                    let sha: String = cmd("SCRIPT")
+                        .arg("LOAD")
+                        .arg(GCRA)
+                        .query_async(&mut connection)
+                        .await
+                        .map_err(failed)?;
+                    self.inner.gcra.get_or_init(|| sha).clone()
+                }
+            };
+            let call = |command: &str, script: &str| {
+                cmd(command).arg(script).arg(1).arg(&key).arg(interval).arg(tolerance).clone()
+            };
+            let wait = match call("EVALSHA", &sha).query_async::<u64>(&mut connection).await {
+                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    // Redis restarted or flushed its scripts: EVAL runs it and loads it again.
+                    call("EVAL", GCRA).query_async::<u64>(&mut connection).await.map_err(failed)?
+                }
+                other => other.map_err(failed)?,
+            };
+            Ok((wait > 0).then(|| Duration::from_micros(wait)))
+        };
+        match tokio::time::timeout(timeout, check).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                Err(RedisError::new(format!("Redis at {shown} did not count a call within {timeout:?}")))
+            }
+        }
     }
 }
 
@@ -353,6 +463,8 @@ impl RedisBuilder {
                 timeout: self.timeout,
                 lease: self.lease,
                 max_ttl: self.max_ttl,
+                #[cfg(feature = "rate-limit")]
+                gcra: std::sync::OnceLock::new(),
                 heard,
                 _stop: stop.drop_guard(),
             }),
@@ -421,7 +533,94 @@ impl SessionStore for Redis {
             Ok(())
         })
     }
+
+    /// A Redis stream per resumable stream (`PREFIX:sse:SESSION:STREAM`), its entries numbered
+    /// `0-SEQ` (field `data`: the message; the end: field `end`), trimmed to about
+    /// [`EVENTS_PER_STREAM`] entries, living `ttl` from the last append: one pipelined round
+    /// trip per batch.
+    fn append_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        events: &'a [(u64, Arc<str>)],
+        end: Option<u64>,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+        Box::pin(async move {
+            let key = self.inner.keys.events(session, stream);
+            let mut pipe = ::redis::pipe();
+            let add = |pipe: &mut ::redis::Pipeline, seq: u64| {
+                pipe.cmd("XADD")
+                    .arg(&key)
+                    .arg("MAXLEN")
+                    .arg("~")
+                    .arg(EVENTS_PER_STREAM)
+                    .arg(format!("0-{seq}"));
+            };
+            for (seq, data) in events {
+                add(&mut pipe, *seq);
+                pipe.arg("data").arg(data.as_bytes()).ignore();
+            }
+            if let Some(seq) = end {
+                add(&mut pipe, seq);
+                pipe.arg("end").arg(1).ignore();
+            }
+            pipe.cmd("PEXPIRE").arg(&key).arg(millis(ttl)).ignore();
+            Ok(self.run_pipe::<()>("keep a stream's events", &pipe).await?)
+        })
+    }
+
+    fn read_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> BoxFuture<'a, Result<Option<StoredEvents>, SessionStoreError>> {
+        Box::pin(async move {
+            let key = self.inner.keys.events(session, stream);
+            let mut pipe = ::redis::pipe();
+            pipe.cmd("EXISTS").arg(&key);
+            // Exclusive start (`(`): Redis 6.2 and later.
+            pipe.cmd("XRANGE")
+                .arg(&key)
+                .arg(format!("(0-{after}"))
+                .arg("+")
+                .arg("COUNT")
+                .arg(2 * EVENTS_PER_STREAM);
+            type Entries = Vec<(String, Vec<::redis::Value>)>;
+            let (exists, entries): (bool, Entries) = self.run_pipe("read a stream's events", &pipe).await?;
+            if !exists {
+                return Ok(None);
+            }
+            let mut read = StoredEvents::default();
+            for (id, fields) in entries {
+                let Some(seq) = id.strip_prefix("0-").and_then(|seq| seq.parse::<u64>().ok()) else {
+                    continue;
+                };
+                match fields.as_slice() {
+                    [name, ::redis::Value::BulkString(data)] if is_bulk(name, b"data") => {
+                        let data = String::from_utf8_lossy(data);
+                        read.events.push((seq, Arc::from(data.as_ref())));
+                    }
+                    [name, _] if is_bulk(name, b"end") => read.ended = true,
+                    _ => {}
+                }
+            }
+            Ok(Some(read))
+        })
+    }
 }
+
+/// Whether a Redis value is the bulk string `text`.
+#[cfg(feature = "http")]
+fn is_bulk(value: &::redis::Value, text: &[u8]) -> bool {
+    matches!(value, ::redis::Value::BulkString(bytes) if bytes == text)
+}
+
+/// The events kept in Redis per resumable stream (about: trimmed with `MAXLEN ~`), as an
+/// instance keeps in memory.
+#[cfg(feature = "http")]
+const EVENTS_PER_STREAM: usize = 1024;
 
 /// What travels on the bus: the message and the instance that sent it.
 #[derive(Serialize, Deserialize)]

@@ -18,7 +18,7 @@ use super::sessions::{
     HttpSession, HttpState, LastSeen, named_session, principal, session_caller, shared_session,
     unsupported_version,
 };
-use super::sse::{Hub, call_stream, hub_events, sse_response};
+use super::sse::{Mirror, call_stream, hub_events, sse_response};
 use super::stateless;
 use super::wire::{
     Peek, SESSION_HEADER, VERSION_HEADER, accepts_all, first_message, is_answer_to, plain, rpc_error_response,
@@ -259,7 +259,7 @@ fn answer(
                 let http_session = Arc::new(HttpSession {
                     session: target.session.clone(),
                     last_seen: LastSeen::now(),
-                    hub: Hub::new(state.server.shared.limits.max_queued_bytes),
+                    hub: state.new_hub(),
                     owner: target.owner.clone(),
                     caller: target.caller.clone(),
                     renewed: LastSeen::now(),
@@ -307,6 +307,12 @@ async fn answer_resumable(
 ) -> Response {
     let retry = state.options.resumable.unwrap_or_default();
     let (stream_id, listener) = http_session.hub.open();
+    // A shared session's stream is kept in the store too: the client may resume it elsewhere.
+    let session_id = http.as_ref().and_then(|h| h.session_id.clone());
+    let mirror = match (state.store(), session_id) {
+        (Some(store), Some(id)) => Some((store.clone(), id, state.options.session_idle_timeout)),
+        _ => None,
+    };
     let hub_session = Arc::downgrade(&http_session);
     let close: CloseStream =
         Arc::new(move || hub_session.upgrade().is_some_and(|s| s.hub.disconnect(stream_id)));
@@ -330,6 +336,7 @@ async fn answer_resumable(
     let shutdown = state.shutdown.clone();
     let pump_state = changed.is_some().then(|| state.clone());
     tokio::spawn(async move {
+        let mut mirror = mirror.map(|(store, id, ttl)| Mirror::start(store, id, stream_id, ttl));
         loop {
             let message = tokio::select! {
                 m = answers.recv() => m,
@@ -340,12 +347,19 @@ async fn answer_resumable(
             if done && let (Some(id), Some(state)) = (&changed, &pump_state) {
                 state.save_changed(id, &pump_session).await;
             }
-            pump_session.hub.push(stream_id, String::from_utf8_lossy(&message).into());
+            let data: Arc<str> = String::from_utf8_lossy(&message).into();
+            let seq = pump_session.hub.push(stream_id, data.clone());
+            if let (Some(mirror), Some(seq)) = (&mut mirror, seq) {
+                mirror.send(seq, data);
+            }
             if done {
                 break;
             }
         }
         pump_session.hub.finish(stream_id);
+        if let Some(mirror) = mirror {
+            mirror.end();
+        }
     });
     // The priming event: an id to resume from, the reconnection delay, and empty data.
     let priming = Bytes::from(format!("id: {stream_id}-0\nretry: {}\ndata: \n\n", retry.as_millis()));

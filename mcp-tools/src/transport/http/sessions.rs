@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use tokio_util::sync::CancellationToken;
 
 use super::options::HttpOptions;
-use super::sse::{Hub, hub_events, sse_event, sse_response};
+use super::sse::{Hub, hub_events, sse_event, sse_response, stored_events};
 use super::wire::{SESSION_HEADER, VERSION_HEADER, accepts, plain, rpc_error_response};
 use crate::context::auth::AuthInfo;
 use crate::dispatch::events::ServerEvent;
@@ -141,6 +141,13 @@ impl HttpState {
             });
         }
         Some(session)
+    }
+
+    /// The hub of a new session's resumable streams (numbered at random when sessions are
+    /// shared).
+    pub fn new_hub(&self) -> Hub {
+        let max_bytes = self.server.shared.limits.max_queued_bytes;
+        if self.store().is_some() { Hub::shared(max_bytes) } else { Hub::new(max_bytes) }
     }
 
     /// Where sessions are shared with the other instances of the service, if they are.
@@ -338,7 +345,7 @@ pub(super) async fn shared_session(
     let copy = Arc::new(HttpSession {
         session: session.clone(),
         last_seen: LastSeen::now(),
-        hub: Hub::new(state.server.shared.limits.max_queued_bytes),
+        hub: state.new_hub(),
         owner: record.owner,
         caller: record.caller,
         renewed: LastSeen::now(),
@@ -419,10 +426,11 @@ pub(super) async fn get(state: Arc<HttpState>, request: Request) -> Response {
     if !accepts(request.headers(), "text/event-stream") {
         return plain(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
     }
-    let (_, http_session) = match shared_session(&state, request.headers(), request.extensions()).await {
-        Ok(found) => found,
-        Err(response) => return response,
-    };
+    let (session_id, http_session) =
+        match shared_session(&state, request.headers(), request.extensions()).await {
+            Ok(found) => found,
+            Err(response) => return response,
+        };
     // A reconnection: replay what the stream's last connection missed, then follow it.
     let last_event = request.headers().get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| {
         let (stream, seq) = v.split_once('-')?;
@@ -433,6 +441,23 @@ pub(super) async fn get(state: Arc<HttpState>, request: Request) -> Response {
     {
         let stream = hub_events(stream_id, missed, live, state.shutdown.clone());
         return sse_response(stream, state.options.keep_alive);
+    }
+    // A stream of a shared session that another instance ran: replayed from the store, then
+    // followed there until it ends.
+    if let (Some((stream_id, after)), Some(store)) = (last_event, state.store()) {
+        match store.read_events(&session_id, stream_id, after).await {
+            Ok(Some(first)) => {
+                let (store, shutdown) = (store.clone(), state.shutdown.clone());
+                let stream = stored_events(store, session_id, (stream_id, after), first, shutdown);
+                return sse_response(stream, state.options.keep_alive);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::error!(error = %e, "the session store failed to replay a resumed stream");
+                let message = format!("Service Unavailable: the session store failed: {e}");
+                return rpc_error_response(StatusCode::SERVICE_UNAVAILABLE, None, INTERNAL_ERROR, message);
+            }
+        }
     }
     if http_session.session.has_standalone() {
         return plain(StatusCode::CONFLICT, "Conflict: this session already has a GET stream open");

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::wire::is_answer_to;
 use crate::context::peer::Queue;
+use crate::dispatch::session_store::{SessionStore, StoredEvents};
 use crate::protocol::RequestId;
 
 /// Events kept per stream for replay.
@@ -38,6 +39,9 @@ pub(super) struct Hub {
     streams: Mutex<Streams>,
     next: AtomicU64,
     max_bytes: usize,
+    /// Streams are numbered at random rather than 1, 2, 3…: the session is shared, and its
+    /// streams on other instances must not share their numbers.
+    random_ids: bool,
 }
 
 #[derive(Default)]
@@ -70,12 +74,23 @@ impl Streams {
 impl Hub {
     /// A hub keeping at most `max_bytes` of events for replay.
     pub fn new(max_bytes: usize) -> Self {
-        Hub { streams: Mutex::default(), next: AtomicU64::new(0), max_bytes }
+        Hub { streams: Mutex::default(), next: AtomicU64::new(0), max_bytes, random_ids: false }
+    }
+
+    /// A hub of a session shared by several instances: its streams are numbered at random
+    /// (53 bits), so that no two instances number two streams of the session alike.
+    pub fn shared(max_bytes: usize) -> Self {
+        Hub { random_ids: true, ..Hub::new(max_bytes) }
     }
 
     /// A new stream, with its first listener.
     pub fn open(&self) -> (u64, Live) {
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = if self.random_ids {
+            let (random, _) = uuid::Uuid::new_v4().as_u64_pair();
+            (random >> 11).max(1)
+        } else {
+            self.next.fetch_add(1, Ordering::Relaxed) + 1
+        };
         let (tx, rx) = mpsc::channel(LISTENER_BACKLOG);
         let mut streams = self.streams.lock().expect("hub lock");
         // Forget the oldest finished streams beyond the bound.
@@ -87,10 +102,12 @@ impl Hub {
         (id, rx)
     }
 
-    pub fn push(&self, id: u64, data: Arc<str>) {
+    /// Records an event of stream `id` and hands it to its listener: its number (`None` when
+    /// the stream is not kept).
+    pub fn push(&self, id: u64, data: Arc<str>) -> Option<u64> {
         let mut guard = self.streams.lock().expect("hub lock");
         let streams = &mut *guard;
-        let Some(stream) = streams.by_id.get_mut(&id) else { return };
+        let stream = streams.by_id.get_mut(&id)?;
         let seq = stream.next_seq;
         stream.next_seq += 1;
         if stream.events.len() == EVENTS_PER_STREAM
@@ -127,6 +144,7 @@ impl Hub {
                 streams.bytes -= old.len();
             }
         }
+        Some(seq)
     }
 
     /// The stream's request is answered: its listener ends after the last event.
@@ -165,6 +183,153 @@ impl Hub {
         });
         Some((missed, live))
     }
+}
+
+/// Events a resumable stream's copy in the shared store may fall behind before it is given up.
+const MIRROR_BACKLOG: usize = EVENTS_PER_STREAM;
+
+/// Reads of the shared store a resumed stream may fail in a row before it is closed.
+const REMOTE_FAILURES: u32 = 10;
+
+/// How often a stream resumed on an instance that does not run its request reads the store
+/// for what follows: at first, and at most while nothing comes.
+const REMOTE_POLL: (Duration, Duration) = (Duration::from_millis(25), Duration::from_millis(500));
+
+/// A resumable stream's copy in the shared store: events appended in order by a task of their
+/// own (batched, one round trip a batch), so that the stream's own connection never waits for
+/// the store. Bounded: a copy a full backlog behind, or whose store failed, is given up (a client
+/// resuming on another instance then misses events; one resuming here does not).
+pub(super) struct Mirror {
+    events: Option<mpsc::Sender<(u64, Arc<str>)>>,
+    /// The number of the last event sent, for the end's mark.
+    last: u64,
+    ended: Option<tokio::sync::oneshot::Sender<u64>>,
+}
+
+impl Mirror {
+    /// Starts copying stream `stream` of session `session` to `store`, each append renewing
+    /// its time to live to `ttl`.
+    pub fn start(store: Arc<dyn SessionStore>, session: String, stream: u64, ttl: Duration) -> Mirror {
+        let (tx, mut rx) = mpsc::channel::<(u64, Arc<str>)>(MIRROR_BACKLOG);
+        let (ended_tx, mut ended_rx) = tokio::sync::oneshot::channel::<u64>();
+        tokio::spawn(async move {
+            let mut batch = Vec::new();
+            loop {
+                batch.clear();
+                let end = tokio::select! {
+                    biased;
+                    n = rx.recv_many(&mut batch, 64) => if n == 0 { ended_rx.try_recv().ok() } else { None },
+                    end = &mut ended_rx => end.ok(),
+                };
+                // The end comes after every event sent: take those still queued first.
+                if end.is_some() {
+                    while let Ok(event) = rx.try_recv() {
+                        batch.push(event);
+                    }
+                }
+                if batch.is_empty() && end.is_none() {
+                    return;
+                }
+                if let Err(e) = store.append_events(&session, stream, &batch, end, ttl).await {
+                    tracing::error!(error = %e, "could not keep a resumable stream's events in the shared store: a client resuming it on another instance will miss them");
+                    return;
+                }
+                if end.is_some() {
+                    return;
+                }
+            }
+        });
+        Mirror { events: Some(tx), last: 0, ended: Some(ended_tx) }
+    }
+
+    /// Copies event `seq`.
+    pub fn send(&mut self, seq: u64, data: Arc<str>) {
+        let Some(events) = &self.events else { return };
+        self.last = seq;
+        if events.try_send((seq, data)).is_err() {
+            tracing::warn!("a resumable stream's copy in the shared store fell behind: given up");
+            self.events = None;
+            self.ended = None;
+        }
+    }
+
+    /// The stream ended: marks it so in the store, after its events.
+    pub fn end(mut self) {
+        if let (Some(ended), Some(_)) = (self.ended.take(), &self.events) {
+            let _ = ended.send(self.last + 1);
+        }
+    }
+}
+
+/// A stream resumed on an instance that does not run its request: `first` (what the store kept
+/// after the client's last event, `after`), then what is appended to the store until the stream ends
+/// (read every 25 to 500 ms, as the events come), each with its id. Ends when the stream ended,
+/// when the store no longer keeps it (expired), after [`REMOTE_FAILURES`] failed reads in a row
+/// (the client resumes again), or on shutdown; reads stop when the client goes.
+pub(super) fn stored_events(
+    store: Arc<dyn SessionStore>,
+    session: String,
+    (stream_id, after): (u64, u64),
+    first: StoredEvents,
+    shutdown: CancellationToken,
+) -> impl Stream<Item = Bytes> + Send + 'static {
+    struct Remote {
+        store: Arc<dyn SessionStore>,
+        session: String,
+        pending: VecDeque<(u64, Arc<str>)>,
+        last: u64,
+        ended: bool,
+        pause: Duration,
+        failures: u32,
+        shutdown: CancellationToken,
+    }
+    let remote = Remote {
+        store,
+        session,
+        last: after,
+        pending: first.events.into(),
+        ended: first.ended,
+        pause: REMOTE_POLL.0,
+        failures: 0,
+        shutdown,
+    };
+    futures_util::stream::unfold(remote, move |mut remote| async move {
+        loop {
+            if let Some((seq, data)) = remote.pending.pop_front() {
+                remote.last = seq;
+                let event = sse_event(Some(&format!("{stream_id}-{seq}")), data.as_bytes());
+                return Some((event, remote));
+            }
+            if remote.ended {
+                return None;
+            }
+            tokio::select! {
+                _ = remote.shutdown.cancelled() => return None,
+                _ = tokio::time::sleep(remote.pause) => {}
+            }
+            match remote.store.read_events(&remote.session, stream_id, remote.last).await {
+                Ok(Some(read)) => {
+                    remote.failures = 0;
+                    remote.pause = if read.events.is_empty() {
+                        (remote.pause * 2).min(REMOTE_POLL.1)
+                    } else {
+                        REMOTE_POLL.0
+                    };
+                    remote.pending.extend(read.events.into_iter().filter(|(seq, _)| *seq > remote.last));
+                    remote.ended = read.ended;
+                }
+                Ok(None) => return None,
+                Err(e) => {
+                    remote.failures += 1;
+                    tracing::warn!(error = %e, "could not read a resumed stream's events from the shared store");
+                    if remote.failures >= REMOTE_FAILURES {
+                        return None;
+                    }
+                    remote.pause = REMOTE_POLL.1;
+                }
+            }
+        }
+    })
 }
 
 /// The SSE events of one POSTed request: `first`, then what follows, ending after its answer.
