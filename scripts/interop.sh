@@ -38,7 +38,9 @@
 # 4. Two stateless `quickstart --http` instances behind nginx (Debian's package, installed with
 #    apt-get when missing), configured as in the guide's "Deploying several instances" (mcp-tools/guide/deploying.md): curl and
 #    the TypeScript SDK without a session through the proxy reach both instances, GET is 405, a
-#    Host the instances do not allow is 403.
+#    Host the instances do not allow is 403. Then scripts/test-redis-nginx.sh: three
+#    `everything --redis URL` instances sharing a real Redis behind nginx (round robin), the
+#    conformance suite's two requirement sets and tasks, cancellation and list changes through it.
 # 5. MCP Apps views in Chromium (Debian's package, installed with apt-get when missing; driven by
 #    playwright-core from tests/interop/browser/package-lock.json, never a downloaded browser):
 #    tests/interop/browser/views.mjs serves a host page built on the host bridge (AppBridge) of
@@ -731,6 +733,11 @@ EOF
   fi
   if [ "$FAILED" -gt "$FAILED_BEFORE_NGINX" ]; then show_tail "$NGX/error.log" 10; fi
 fi
+# Three everything instances sharing a real Redis (--redis URL) behind an nginx of their own, round
+# robin: the conformance suite's two requirement sets and tasks/events checks through the proxy
+# (scripts/test-redis-nginx.sh: its own Redis, instances and nginx; the suite installed above).
+section "4b. three everything --redis instances behind nginx (scripts/test-redis-nginx.sh)"
+run_checks redis-nginx 900 env REDIS_NGINX_DIR="$CACHE/redis-nginx" bash "$ROOT/scripts/test-redis-nginx.sh"
 
 # === 5. MCP Apps views in Chromium ============================================================
 section "5. MCP Apps views in Chromium (@modelcontextprotocol/ext-apps host bridge, playwright-core)"

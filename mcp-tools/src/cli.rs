@@ -71,7 +71,8 @@ USAGE:
   --redis URL (with stdio, --http or call)
       keep tasks in the Redis at URL (redis://[:PASSWORD@]HOST[:PORT][/DB]), shared by every
       instance given the same URL: a task started on one is read, answered and cancelled
-      through any other, and one whose instance died reads as failed within 10 s. Exit code 2
+      through any other, and one whose instance died reads as failed within 10 s; events, 2025-11-25
+      HTTP sessions and the key signing 2026-07-28 requestState are shared too. Exit code 2
       when Redis cannot be reached. Needs the `redis` feature of mcp-tools-rs.
 
 Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) to see more.";
@@ -354,6 +355,14 @@ fn take_value(args: &mut Vec<String>, flag: &str) -> Result<Option<String>, Stri
 async fn use_redis(server: &Server, url: &str) -> Result<(), ExitCode> {
     match crate::store::redis::Redis::connect(url).await {
         Ok(redis) => {
+            // Every instance signs `requestState` alike, so a request's next round may reach any.
+            match redis.shared_secret("request-state").await {
+                Ok(secret) => server.share_request_state_secret(&secret),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Err(ExitCode::from(2));
+                }
+            }
             server.set_redis(redis);
             Ok(())
         }

@@ -778,7 +778,8 @@ impl ServerBuilder {
                 limits: self.limits.clone(),
                 shutdown_timeout: self.shutdown_timeout,
                 client_request_timeout: self.client_request_timeout,
-                state_key: self.state_key.unwrap_or_else(random_key),
+                state_key: arc_swap::ArcSwap::from_pointee(self.state_key.unwrap_or_else(random_key)),
+                state_key_given: self.state_key.is_some(),
                 list_cache,
                 only_era: self.only_era,
                 tasks: Arc::new(Tasks::new(
@@ -973,6 +974,16 @@ impl Server {
     #[cfg(feature = "otel")]
     pub(crate) fn set_telemetry(&self, telemetry: Telemetry) {
         let _ = self.shared.observer.set(Arc::new(telemetry));
+    }
+
+    /// Signs `requestState` with a key made from `secret` from now on, unless the server was
+    /// given its own ([`ServerBuilder::request_state_secret`]): the command line's `--redis`.
+    #[cfg(feature = "redis")]
+    pub(crate) fn share_request_state_secret(&self, secret: &[u8]) {
+        use sha2::Digest as _;
+        if !self.shared.state_key_given {
+            self.shared.state_key.store(Arc::new(sha2::Sha256::digest(secret).into()));
+        }
     }
 
     /// Keeps the server's tasks in Redis from now on (the command line's `--redis URL`, given

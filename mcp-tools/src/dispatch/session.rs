@@ -705,7 +705,7 @@ impl Session {
             let mut round = Round::new(method.name(), params);
             if let Some(state) = decoded.request_state() {
                 let limit = self.shared.limits.max_request_state_bytes;
-                round.answers = stateless::open(&self.shared.state_key, round.binding(), &state, limit)?;
+                round.answers = stateless::open(&self.shared.state_key(), round.binding(), &state, limit)?;
             }
             Some(round)
         } else {
@@ -766,7 +766,7 @@ impl Session {
                 return Self::reply_error(origin, Some(&id), error);
             }
         };
-        let key = self.shared.state_key;
+        let key = self.shared.state_key();
         let timeout = self.shared.limits.request_timeout;
         let method = name.to_owned();
         // Made inside the request's future rather than captured by it (see `call_tool`).
@@ -961,7 +961,7 @@ impl Session {
         let (ctx, input) =
             self.context_for(id.clone(), entry.name.clone(), progress_token, call.meta, &front, origin);
         let cancel = ctx.cancellation_token();
-        let key = self.shared.state_key;
+        let key = self.shared.state_key();
         let has_caller = caller.is_some();
         let becomes_task_itself = entry.becomes_task_itself;
         // A tool's own timeout applies in `call_entry`; the server's to the others.

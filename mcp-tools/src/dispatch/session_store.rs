@@ -86,8 +86,9 @@ pub(crate) trait SessionStore: Send + Sync + 'static {
         idle: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, SessionStoreError>>;
 
-    /// Renews session `id`'s time to live to `idle`.
-    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> BoxFuture<'a, Result<(), SessionStoreError>>;
+    /// Renews session `id`'s time to live to `idle`; `false` when it is no longer kept (ended
+    /// through another instance, or expired).
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> BoxFuture<'a, Result<bool, SessionStoreError>>;
 
     /// Ends session `id`.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), SessionStoreError>>;

@@ -43,8 +43,14 @@ pub(crate) struct Shared {
     pub running: AtomicUsize,
     pub shutdown_timeout: Duration,
     pub client_request_timeout: Duration,
-    /// Signs the `requestState` of multi-round-trip requests (2026-07-28).
-    pub state_key: [u8; 32],
+    /// Signs the `requestState` of multi-round-trip requests (2026-07-28): [`state_key`]
+    /// (replaced once by the command line's `--redis` with the instances' shared one, unless
+    /// the key was given: `state_key_given`).
+    ///
+    /// [`state_key`]: Shared::state_key
+    pub state_key: arc_swap::ArcSwap<[u8; 32]>,
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub state_key_given: bool,
     /// The cache hints of 2026-07-28 list results.
     pub list_cache: CacheHint,
     /// The one era served, when pinned (`None`: both, each client in its own).
@@ -74,6 +80,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The key that signs `requestState`.
+    pub fn state_key(&self) -> [u8; 32] {
+        **self.state_key.load()
+    }
+
     /// A queue to one client (a connection, an HTTP stream), bounded by the server's limits
     /// ([`Outbound::channel`]).
     pub fn outbound(&self) -> (Outbound, Queue) {

@@ -162,9 +162,12 @@
 //!   unknown stream and gets a new GET stream.
 //! * Rate limits count in Redis only when made [`shared`](crate::middleware::RateLimit::shared);
 //!   a plain `RateLimit` counts per instance.
-//! * The key signing 2026-07-28's `requestState` is not kept in Redis: give every instance the
-//!   same secret ([`ServerBuilder::request_state_secret`](crate::ServerBuilder::request_state_secret)),
-//!   or a multi-round-trip request whose next round reaches another instance is refused.
+//! * The key signing 2026-07-28's `requestState`: the command line's `--redis` shares it
+//!   ([`Redis::shared_secret`], made once and kept in Redis); a server built in code with
+//!   [`ServerBuilder::redis`](crate::ServerBuilder::redis) is given the same secret on every
+//!   instance with [`ServerBuilder::request_state_secret`](crate::ServerBuilder::request_state_secret)
+//!   (`redis.shared_secret("request-state")` is one), or a multi-round-trip request whose next
+//!   round reaches another instance is refused.
 
 pub(crate) mod redis;
 

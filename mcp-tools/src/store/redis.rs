@@ -121,6 +121,9 @@ impl Keys {
     fn bus(&self) -> String {
         format!("{}:bus", self.prefix)
     }
+    fn secret(&self, name: &str) -> String {
+        format!("{}:secret:{name}", self.prefix)
+    }
     #[cfg(feature = "rate-limit")]
     fn rate(&self, limit: &str, key: u128) -> String {
         format!("{}:rate:{limit}:{key:032x}", self.prefix)
@@ -206,6 +209,23 @@ impl Redis {
             lease: Duration::from_secs(10),
             max_ttl: Duration::from_secs(60 * 60),
         }
+    }
+
+    /// A secret every instance using this Redis (and prefix) shares: 32 random bytes, made by
+    /// the first instance that asks for `name` (`SET NX`) and read by the others, kept without
+    /// a time to live (`PREFIX:secret:NAME`). The command line's `--redis` signs the
+    /// `requestState` of 2026-07-28 requests with `shared_secret("request-state")` (unless the
+    /// server was given [`request_state_secret`](crate::ServerBuilder::request_state_secret)),
+    /// so a request's next round may reach any instance. Two round trips.
+    pub async fn shared_secret(&self, name: &str) -> Result<Vec<u8>, RedisError> {
+        let key = self.inner.keys.secret(name);
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
+        let fresh: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        self.run::<Option<String>>("make a shared secret", cmd("SET").arg(&key).arg(&fresh).arg("NX"))
+            .await?;
+        let stored: String = self.run("read a shared secret", cmd("GET").arg(&key)).await?;
+        Ok(stored.into_bytes())
     }
 
     /// This instance's id: the name of its lease (`PREFIX:instance:ID`).
@@ -519,11 +539,11 @@ impl SessionStore for Redis {
         })
     }
 
-    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
         Box::pin(async move {
             let touch = cmd("PEXPIRE").arg(self.inner.keys.session(id)).arg(millis(idle)).clone();
-            self.run::<i64>("renew a session", &touch).await?;
-            Ok(())
+            // 1 when the key exists (and is renewed), 0 when it does not.
+            Ok(self.run::<i64>("renew a session", &touch).await? == 1)
         })
     }
 

@@ -66,6 +66,16 @@ pub(super) fn post(state: Arc<HttpState>, request: Request) -> impl Future<Outpu
         }
         let is_initialize = peek.is_initialize;
         let mut target = match find_session(&state, &parts, is_initialize) {
+            // A copy held here of a shared session: still kept (not ended through another
+            // instance)?
+            Ok(target)
+                if target.named.is_some()
+                    && state.store().is_some()
+                    && let Some(id) = &target.session_id
+                    && !state.still_shared(id).await =>
+            {
+                return rpc_error_response(StatusCode::NOT_FOUND, None, -32001, "Session not found");
+            }
             Ok(target) => target,
             // Not held here: shared sessions are looked up in the store.
             Err(response) if response.status() == StatusCode::NOT_FOUND && state.store().is_some() => {

@@ -143,6 +143,28 @@ impl HttpState {
         Some(session)
     }
 
+    /// Whether the shared session `id`, of which this instance holds a copy, is still kept in
+    /// the store (one round trip, which also renews it): a DELETE through another instance ends
+    /// it at once for every instance, not only once the news of it arrives. An ended one is
+    /// dropped here. A store that fails is not taken for an end (logged; the copy serves).
+    pub async fn still_shared(&self, id: &str) -> bool {
+        let Some(store) = self.store() else { return true };
+        match store.touch(id, self.options.session_idle_timeout).await {
+            Ok(true) => true,
+            Ok(false) => {
+                if let Some(ended) = self.sessions.write().expect("sessions lock").remove(id) {
+                    tracing::debug!("a session ended through another instance");
+                    ended.session.close();
+                }
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not check a shared session in its store");
+                true
+            }
+        }
+    }
+
     /// The hub of a new session's resumable streams (numbered at random when sessions are
     /// shared).
     pub fn new_hub(&self) -> Hub {
@@ -318,6 +340,11 @@ pub(super) async fn shared_session(
     extensions: &http::Extensions,
 ) -> Result<(String, Arc<HttpSession>), Response> {
     let local = named_session(state, headers, extensions);
+    if let Ok((id, _)) = &local
+        && !state.still_shared(id).await
+    {
+        return Err(rpc_error_response(StatusCode::NOT_FOUND, None, -32001, "Session not found"));
+    }
     let (Err(not_here), Some(store), Some(id)) = (&local, state.store(), session_id_of(headers)) else {
         return local;
     };
