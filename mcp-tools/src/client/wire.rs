@@ -128,9 +128,14 @@ pub(crate) trait Wire: Send + Sync + 'static {
 }
 
 /// A line-delimited JSON-RPC pipe: a spawned server's stdin and stdout, or an in-process server's
-/// duplex stream.
+/// duplex stream. Messages are written by a task of the pipe's own, which writes every message
+/// queued meanwhile with one flush: requests sent together (a gateway forwarding many calls
+/// at once) reach the server in one write, not one system call and one wake-up each.
 pub(crate) struct Pipe {
-    writer: tokio::sync::Mutex<Option<Box<dyn AsyncWrite + Send + Unpin>>>,
+    /// The writing task's queue; `None` once closed.
+    queue: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>>,
+    /// The writing task, awaited on close (it flushes what was queued, then closes the input).
+    writing: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// The spawned server, killed when the client goes (if it has not exited).
     child: Mutex<Option<tokio::process::Child>>,
 }
@@ -144,8 +149,10 @@ impl Pipe {
         incoming: IncomingTx,
         max_bytes: usize,
     ) -> Pipe {
-        tokio::spawn(read_lines(reader, incoming, max_bytes));
-        Pipe { writer: tokio::sync::Mutex::new(Some(Box::new(writer))), child: Mutex::new(None) }
+        tokio::spawn(read_lines(reader, incoming.clone(), max_bytes));
+        let (queue, queued) = tokio::sync::mpsc::unbounded_channel();
+        let writing = tokio::spawn(write_lines(writer, queued, incoming));
+        Pipe { queue: Mutex::new(Some(queue)), writing: Mutex::new(Some(writing)), child: Mutex::new(None) }
     }
 
     /// Spawns `command` (its stdin and stdout the pipe; its stderr the client's) and a pipe to it.
@@ -199,6 +206,35 @@ async fn read_lines(reader: impl AsyncRead + Send + Unpin, incoming: IncomingTx,
     }
 }
 
+/// Writes the queued messages, one a line, each burst with one flush, until the queue closes;
+/// then closes the writer (a stdio server's input: it finishes). A failed write ends the
+/// connection for the client (its requests fail rather than wait for answers never asked).
+async fn write_lines(
+    writer: impl AsyncWrite + Send + Unpin,
+    mut queued: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    incoming: IncomingTx,
+) {
+    let mut writer = tokio::io::BufWriter::with_capacity(64 * 1024, writer);
+    let mut burst = Vec::with_capacity(64);
+    loop {
+        burst.clear();
+        if queued.recv_many(&mut burst, 256).await == 0 {
+            break;
+        }
+        let written = async {
+            for message in &burst {
+                writer.write_all(message).await?;
+            }
+            writer.flush().await
+        };
+        if let Err(e) = written.await {
+            let _ = incoming.send(Incoming::Closed(Some(format!("writing to the server failed: {e}"))));
+            return;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
 /// Reads one line into `line`, keeping at most `max + 1` bytes of it (so a longer one is seen
 /// as too long without being held whole); the bytes read, 0 at the end.
 async fn read_bounded_line(
@@ -228,21 +264,23 @@ async fn read_bounded_line(
 
 impl Wire for Pipe {
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(async move {
-            let mut writer = self.writer.lock().await;
-            let Some(writer) = writer.as_mut() else { return Err(ClientError::Closed) };
-            let mut bytes = message.bytes;
-            bytes.push(b'\n');
-            writer.write_all(&bytes).await.map_err(|_| ClientError::Closed)?;
-            writer.flush().await.map_err(|_| ClientError::Closed)
-        })
+        let mut bytes = message.bytes;
+        bytes.push(b'\n');
+        let sent = match &*self.queue.lock().expect("queue lock") {
+            Some(queue) => queue.send(bytes).map_err(|_| ClientError::Closed),
+            None => Err(ClientError::Closed),
+        };
+        Box::pin(std::future::ready(sent))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            // Closing its input asks a stdio server to finish; it is killed if it lingers.
-            if let Some(mut writer) = self.writer.lock().await.take() {
-                let _ = writer.shutdown().await;
+            // Closing its input asks a stdio server to finish (once what was queued is written);
+            // it is killed if it lingers.
+            drop(self.queue.lock().expect("queue lock").take());
+            let writing = self.writing.lock().expect("writing lock").take();
+            if let Some(writing) = writing {
+                let _ = writing.await;
             }
             let child = self.child.lock().expect("child lock").take();
             if let Some(mut child) = child {
