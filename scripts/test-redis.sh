@@ -3,7 +3,8 @@
 # servers (read, cancelled and answered through another instance), a stopped instance's task
 # failing within its lease, Redis lost and back while serving, Redis unreachable at start-up;
 # events (list changes, resource updates, task changes) heard across instances; 2025-11-25 HTTP
-# sessions created through one instance, served and ended through another; resumable streams
+# sessions created through one instance, served and ended through another, a call's question to
+# the client answered through another instance than the call's; resumable streams
 # written on one instance and resumed on another; rate limits counted as one across instances
 # (and failing open or closed while Redis is down).
 # Installs redis-server from Debian when missing (apt-get, as root in CI), starts it on a free

@@ -4,7 +4,8 @@
 //! same server recovers when it is back; Redis unreachable at start-up is a clear error. Events:
 //! a run-time catalog change, a resource update and a task's changes on one server reach the
 //! listeners of another, once. Sessions (2025-11-25, over HTTP): created through one server,
-//! served and ended through another, expiring only when idle everywhere; a resumable stream
+//! served and ended through another, expiring only when idle everywhere; a call's question to the
+//! client (elicitation) answered through another instance than the call's; a resumable stream
 //! written on one server is resumed on another with exactly the missed events. Rate limits made
 //! `shared`: a caller's calls split between servers are limited as one, callers apart, keys
 //! expire, and Redis down means what the limit says (open or closed).
@@ -80,6 +81,13 @@ async fn ask_then_go(ctx: Context) -> Result<String, ToolError> {
 async fn chatty(ctx: Context) -> String {
     ctx.log(mcp_tools::LogLevel::Info, "chatting");
     "said it".into()
+}
+
+/// Asks the client whether to go on (in the call: a 2025-11-25 `elicitation/create`).
+#[tool]
+async fn confirm(ctx: Context) -> Result<String, ToolError> {
+    let answer = ctx.elicit::<Yes>("Go on?").await?;
+    Ok(format!("went: {}", matches!(answer, Elicitation::Accept(Yes { yes: true }))))
 }
 
 /// Works a while (time to listen to it), then asks the client whether to go on.
@@ -688,6 +696,63 @@ async fn a_shared_session_lives_while_used_anywhere_and_expires_when_idle_everyw
     assert_eq!(rpc(&app_a, &session, 93, "ping", json!({})).await.0, 404);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_by_a_call_on_a_is_answered_through_b() {
+    use futures_util::StreamExt as _;
+    use tower::ServiceExt as _;
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (watching_instance(&url, &prefix).await, watching_instance(&url, &prefix).await);
+    let options = || mcp_tools::HttpOptions::new().keep_alive(None);
+    let (app_a, app_b) = (a.http_router(options()), b.http_router(options()));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "shared", "version": "1"}}});
+    let response = app_a.clone().oneshot(http_post(None, &initialize)).await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    // B has served the session before (it holds a copy whose requests would be numbered alike).
+    assert_eq!(rpc(&app_b, &session, 2, "ping", json!({})).await.0, 200);
+
+    // The call runs on A; its question comes on the call's stream, from A.
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "confirm", "arguments": {}}});
+    let response = app_a.clone().oneshot(http_post(Some(&session), &call)).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut stream = response.into_body().into_data_stream();
+    let mut next_message = async || -> Value {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .expect("a message within 5 s")
+            .expect("the stream goes on")
+            .unwrap();
+        let text = String::from_utf8(chunk.to_vec()).unwrap();
+        let data = text.lines().find_map(|l| l.strip_prefix("data: ").filter(|d| !d.is_empty()));
+        serde_json::from_str(data.unwrap_or_else(|| panic!("no message in {text:?}"))).unwrap()
+    };
+    let mut question = next_message().await;
+    while question.get("method").is_none() {
+        question = next_message().await; // a priming event, if any
+    }
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let id = question["id"].as_i64().unwrap();
+    assert!(id > 1 << 32, "a shared session's requests are numbered from a random point: {id}");
+
+    // The answer reaches B (round robin): B passes it to A, whose call goes on.
+    let answer =
+        json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"yes": true}}});
+    let accepted = app_b.clone().oneshot(http_post(Some(&session), &answer)).await.unwrap();
+    assert_eq!(accepted.status().as_u16(), 202);
+    let result = next_message().await;
+    assert_eq!(result["id"], 3, "{result}");
+    assert_eq!(result["result"]["content"][0]["text"], "went: true", "{result}");
+
+    // An answer nobody waits for is dropped everywhere; the session goes on.
+    let stray = json!({"jsonrpc": "2.0", "id": id, "result": {"action": "decline"}});
+    assert_eq!(
+        app_b.clone().oneshot(http_post(Some(&session), &stray)).await.unwrap().status().as_u16(),
+        202
+    );
+    assert_eq!(rpc(&app_a, &session, 4, "ping", json!({})).await.0, 200);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rate limits shared by the instances: `RateLimit::shared` counts in Redis.
 
@@ -962,6 +1027,38 @@ async fn a_stream_written_on_a_is_resumed_on_b_with_exactly_the_missed_events_in
     // A stream no instance ran: a new GET stream, as before.
     let response = app_b.clone().oneshot(resume(&session, "12345-1")).await.unwrap();
     assert_eq!(response.status().as_u16(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_resumed_on_b_right_after_its_priming_event_gets_the_answer() {
+    use futures_util::StreamExt as _;
+    use tower::ServiceExt as _;
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let (a, b) = (watching_instance(&url, &prefix).await, watching_instance(&url, &prefix).await);
+    let options = || mcp_tools::HttpOptions::new().resumable(Duration::from_millis(100)).keep_alive(None);
+    let (app_a, app_b) = (a.http_router(options()), b.http_router(options()));
+    let session = open_session(&app_a).await;
+    // The call sends nothing for 300 ms; the client keeps only the priming event's id (the
+    // official suite's server-sse-polling does this: the server closes the stream at once).
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "nap", "arguments": {"millis": 300}}});
+    let response = app_a.clone().oneshot(http_post(Some(&session), &call)).await.unwrap();
+    let mut body = response.into_body().into_data_stream();
+    let priming = String::from_utf8(body.next().await.unwrap().unwrap().to_vec()).unwrap();
+    let primed = priming.lines().find_map(|l| l.strip_prefix("id: ")).unwrap().to_owned();
+    assert!(primed.ends_with("-0"), "{priming:?}");
+    drop(body);
+    // Resumed at once on B, before A has appended any event: B finds the stream and follows it.
+    let response = app_b.clone().oneshot(resume(&session, &primed)).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut body = response.into_body().into_data_stream();
+    let events = sse_events(&mut body, 1).await;
+    let stream = primed.trim_end_matches("-0");
+    assert_eq!(events.len(), 1, "the answer, resumed on B: {events:?}");
+    assert_eq!(events[0].0, format!("{stream}-1"));
+    let answer: Value = serde_json::from_str(&events[0].1).unwrap();
+    assert_eq!(answer["id"], 9, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 300 ms", "{answer}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

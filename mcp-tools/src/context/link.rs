@@ -119,13 +119,35 @@ impl RequestLink {
         }
     }
 
-    /// Delivers the client's response (its raw `id`, `result` and `error` members).
-    pub fn resolve(&self, id: Option<&RawValue>, result: Option<&RawValue>, error: Option<&RawValue>) {
+    /// Numbers this link's requests from a random point, not from 1: the link of a session
+    /// that several instances serve, each with its own copy and its own requests, so that an
+    /// answer that reaches the wrong instance names one request of the whole service (see
+    /// `Session::share_as`). The ids stay below 2^53, exact in every client's numbers.
+    #[cfg(feature = "http")]
+    pub fn spread_ids(&self) {
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
+        // From 2^32 to 2^52: about a million million starting points, billions of ids each.
+        let start = (1i64 << 32) + (u64::from_le_bytes(bytes) % ((1u64 << 52) - (1u64 << 32))) as i64;
+        self.next_id.store(start, Ordering::Relaxed);
+    }
+
+    /// Delivers the client's response (its raw `id`, `result` and `error` members); false when
+    /// no request of this link waits for it (an unknown id, or one already answered, cancelled
+    /// or timed out).
+    pub fn resolve(
+        &self,
+        id: Option<&RawValue>,
+        result: Option<&RawValue>,
+        error: Option<&RawValue>,
+    ) -> bool {
         let Some(id) = id.and_then(|raw| serde_json::from_str::<i64>(raw.get()).ok()) else {
-            return tracing::debug!("ignoring a response whose id this server never used");
+            tracing::debug!("ignoring a response whose id this server never used");
+            return false;
         };
         let Some(waiter) = self.pending.lock().expect("pending lock").remove(&id) else {
-            return tracing::debug!(id, "ignoring a response to an unknown or finished request");
+            tracing::debug!(id, "a response to an unknown or finished request");
+            return false;
         };
         let outcome = match (result, error) {
             (Some(result), _) => serde_json::from_str(result.get())
@@ -140,6 +162,7 @@ impl RequestLink {
             (None, None) => Err(ClientError::Malformed("a response with neither result nor error".into())),
         };
         let _ = waiter.send(outcome);
+        true
     }
 
     /// The connection ended: every waiting request fails, and so will every later one.

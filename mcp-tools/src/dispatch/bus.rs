@@ -71,6 +71,14 @@ pub enum BusMessage {
         /// The session (`Mcp-Session-Id`).
         session_id: String,
     },
+    /// The client of a shared 2025-11-25 session answered a request (sampling, elicitation,
+    /// roots) that another instance sent: the instance whose call waits for it hands it over.
+    SessionAnswer {
+        /// The session (`Mcp-Session-Id`).
+        session_id: String,
+        /// The JSON-RPC response as the client sent it (`id` and `result` or `error`).
+        response: Value,
+    },
 }
 
 /// The lists a client can hear have changed ([`BusMessage::ListChanged`]).

@@ -60,6 +60,9 @@ pub(crate) enum ServerEvent {
     /// HTTP endpoint, which holds the sessions; no client hears it.
     SessionChanged(String),
     SessionEnded(String),
+    /// A shared 2025-11-25 session's client answered a request of another instance: the
+    /// session's id and the response (`id`, `result` or `error`); heard by the HTTP endpoint.
+    SessionAnswer(String, Arc<Value>),
 }
 
 /// How many events may wait to be published before new ones are dropped (the bus is down or
@@ -218,6 +221,9 @@ fn to_message(event: &ServerEvent) -> Option<BusMessage> {
         }
         ServerEvent::SessionChanged(id) => BusMessage::SessionChanged { session_id: id.clone() },
         ServerEvent::SessionEnded(id) => BusMessage::SessionEnded { session_id: id.clone() },
+        ServerEvent::SessionAnswer(id, response) => {
+            BusMessage::SessionAnswer { session_id: id.clone(), response: (**response).clone() }
+        }
     })
 }
 
@@ -231,6 +237,9 @@ fn from_message(message: BusMessage) -> Option<ServerEvent> {
         BusMessage::TaskChanged { task_id, state } => ServerEvent::TaskChanged(task_id, Arc::new(state)),
         BusMessage::SessionChanged { session_id } => ServerEvent::SessionChanged(session_id),
         BusMessage::SessionEnded { session_id } => ServerEvent::SessionEnded(session_id),
+        BusMessage::SessionAnswer { session_id, response } => {
+            ServerEvent::SessionAnswer(session_id, Arc::new(response))
+        }
         BusMessage::CancelTask { .. } | BusMessage::AnswerTask { .. } => return None,
     })
 }

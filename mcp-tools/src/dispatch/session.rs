@@ -66,6 +66,11 @@ pub(crate) struct Session {
     client: Arc<dyn ClientLink>,
     /// The server→client requests awaiting an answer (`None`: a stateless session sends none).
     requests: Option<Arc<RequestLink>>,
+    /// The id under which this 2025-11-25 session is shared with the service's other instances
+    /// (set by the HTTP endpoint when it is): an answer to a request none of this copy's calls
+    /// sent is passed to them, since one of theirs did.
+    #[cfg(feature = "http")]
+    shared_as: OnceLock<String>,
     /// Requests running or waiting for a place, by id, and those waiting.
     in_flight: Mutex<InFlight>,
     next_generation: AtomicU64,
@@ -176,6 +181,8 @@ impl Session {
             era: OnceLock::new(),
             client,
             requests,
+            #[cfg(feature = "http")]
+            shared_as: OnceLock::new(),
             in_flight: Mutex::new(InFlight::default()),
             next_generation: AtomicU64::new(0),
             subscriptions: Mutex::new(HashSet::new()),
@@ -250,6 +257,48 @@ impl Session {
         }
     }
 
+    /// Marks this 2025-11-25 session as shared with the service's other instances under `id`
+    /// (its `Mcp-Session-Id`): its requests to the client are numbered so that no other copy
+    /// uses the same ids, and answers it was not waiting for are passed to the other copies.
+    #[cfg(feature = "http")]
+    pub fn share_as(&self, id: &str) {
+        if self.shared_as.set(id.to_owned()).is_ok()
+            && let Some(requests) = &self.requests
+        {
+            requests.spread_ids();
+        }
+    }
+
+    /// Hands over an answer another instance's copy of this session received (see
+    /// [`share_as`](Self::share_as)); ignored when none of this copy's requests waits for it.
+    #[cfg(feature = "http")]
+    pub fn take_passed_answer(&self, response: &Value) {
+        let Some(requests) = &self.requests else { return };
+        let raw = |member: &str| response.get(member).and_then(|v| serde_json::value::to_raw_value(v).ok());
+        let (id, result, error) = (raw("id"), raw("result"), raw("error"));
+        requests.resolve(id.as_deref(), result.as_deref(), error.as_deref());
+    }
+
+    /// An answer from the client that no request of this copy waits for: in a shared session,
+    /// the other instances hear it (one of them sent the request); else it is dropped.
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
+    fn pass_answer_on(&self, id: Option<&RawValue>, result: Option<&RawValue>, error: Option<&RawValue>) {
+        #[cfg(feature = "http")]
+        if let Some(session_id) = self.shared_as.get() {
+            let member =
+                |raw: Option<&RawValue>| raw.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+            let mut response = serde_json::Map::new();
+            response.insert("id".into(), member(id).unwrap_or(Value::Null));
+            if let Some(result) = member(result) {
+                response.insert("result".into(), result);
+            } else if let Some(error) = member(error) {
+                response.insert("error".into(), error);
+            }
+            let event = ServerEvent::SessionAnswer(session_id.clone(), Arc::new(Value::Object(response)));
+            self.shared.events.tell_others(&event);
+        }
+    }
+
     /// Forwards server-wide events (list changes, resource updates) to this client's standalone
     /// queue until the session closes.
     pub fn forward_events(self: &Arc<Self>) {
@@ -294,9 +343,10 @@ impl Session {
             }
             // Tasks are of the stateless era: a session hears nothing of them; the sessions'
             // own events are the HTTP endpoint's.
-            ServerEvent::TaskChanged(..) | ServerEvent::SessionChanged(_) | ServerEvent::SessionEnded(_) => {
-                return;
-            }
+            ServerEvent::TaskChanged(..)
+            | ServerEvent::SessionChanged(_)
+            | ServerEvent::SessionEnded(_)
+            | ServerEvent::SessionAnswer(..) => return,
         };
         if let Some(out) = self.standalone.lock().expect("standalone lock").as_ref() {
             out.notify(message);
@@ -402,8 +452,10 @@ impl Session {
         }
         let Some(method) = message.method.as_deref() else {
             if message.result.is_some() || message.error.is_some() {
-                if let Some(requests) = &self.requests {
-                    requests.resolve(message.id, message.result, message.error);
+                if let Some(requests) = &self.requests
+                    && !requests.resolve(message.id, message.result, message.error)
+                {
+                    self.pass_answer_on(message.id, message.result, message.error);
                 }
                 return Received::Notification;
             }

@@ -106,6 +106,16 @@ pub(crate) trait SessionStore: Send + Sync + 'static {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), SessionStoreError>>;
 
+    /// Starts keeping resumable stream `stream` of session `session` (living `ttl`), before its
+    /// first event's id reaches the client: from then on [`read_events`](Self::read_events)
+    /// finds it, even before any event is appended.
+    fn open_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), SessionStoreError>>;
+
     /// The events of stream `stream` of session `session` numbered above `after`, in order, and
     /// whether it ended; `None` when no such stream is kept (never appended, or expired).
     fn read_events<'a>(

@@ -59,16 +59,22 @@
 //!   `resources/subscribe`/`unsubscribe` save the record before they are answered and tell the
 //!   others, whose copies read it again; DELETE through any instance removes it and ends every
 //!   copy. The record lives the idle timeout (`HttpOptions::session_idle_timeout`) from its last
-//!   use on any instance, so idle expiry holds for the service as a whole. What stays on the
-//!   instance holding the connection: the GET stream (it hears every instance's events), and the
-//!   server-to-client requests of a running call (sampling, elicitation, roots), whose answers
-//!   must be POSTed to that instance while the call runs.
+//!   use on any instance, so idle expiry holds for the service as a whole. The GET stream stays
+//!   on the instance holding the connection (it hears every instance's events). A running call's
+//!   requests to the client (sampling, elicitation, roots) go out on its stream from the
+//!   instance running it, numbered from a random point per copy of the session (ids between
+//!   2^32 and 2^52), so no two copies use the same id; the client's answer may reach any
+//!   instance: one with no request waiting for it publishes it on the bus
+//!   ([`BusMessage::SessionAnswer`](crate::BusMessage::SessionAnswer): one `PUBLISH`), and
+//!   the instance whose call waits for it hands it over. (Delivery is the bus's: at most once;
+//!   an answer lost while an instance's subscription is down leaves the call to its timeout.)
 //! * **Resumable streams** (`--resumable`, [`HttpOptions::resumable`](crate::HttpOptions::resumable),
 //!   SEP-1699) of shared sessions: the instance running a request numbers its stream's events
 //!   (`STREAM-SEQ`; a shared session's streams are numbered at random, so no two instances
 //!   number two alike) and, besides keeping them in memory, appends them in order to a Redis
-//!   stream, `PREFIX:sse:SESSION:STREAM` (entries `0-SEQ`; the request's answer is followed by an
-//!   end mark), trimmed to about 1,024 entries and living the idle timeout from its last append.
+//!   stream, `PREFIX:sse:SESSION:STREAM` (event `SEQ` as entry `0-(SEQ+1)`; entry `0-1`, the start
+//!   mark, is written before the stream's priming event is sent, so a client resuming at once
+//!   on another instance finds the stream; the request's answer is followed by an end mark), trimmed to about 1,024 entries and living the idle timeout from its last append.
 //!   The appends are made by a task of the stream's own, batched, so the client's connection never
 //!   waits for Redis; a copy more than 1,024 events behind, or whose append failed, is given up
 //!   (logged). A GET with `Last-Event-ID` naming a stream this instance does not hold (another
@@ -78,9 +84,8 @@
 //!   expired, after 10 failed reads in a row (the client resumes again), on shutdown, or when
 //!   the client goes (reads stop with it). A stream this instance holds is served from its
 //!   memory, as without Redis. A `Last-Event-ID` naming a stream kept nowhere gets a new GET
-//!   stream, as before. What a resumed stream cannot do on another instance: answer the
-//!   server-to-client requests it carries (their answers must reach the instance running the
-//!   call, as above).
+//!   stream, as before. The server-to-client requests a resumed stream carries are answered
+//!   as any (the answer may reach any instance, as above).
 //! * **Rate limits** (feature `rate-limit`, [`RateLimit::shared`](crate::middleware::RateLimit::shared)):
 //!   a shared limit counts each caller (or caller and tool) under
 //!   `PREFIX:rate:NAME:DIGEST` (a 128-bit digest of the caller's id), with GCRA run atomically
@@ -105,6 +110,8 @@
 //! | any other request of a session | 0; 1 `PEXPIRE` (not waited for) at most once a quarter of the idle timeout per instance |
 //! | `logging/setLevel`, `resources/subscribe`/`unsubscribe` | 1 (`SET`) + 1 `PUBLISH`; +1 `GETEX` on every instance holding a copy |
 //! | DELETE | 1 (`DEL`) + 1 `PUBLISH` |
+//! | a request of a shared session answered on a resumable stream | 1 (`XADD` of the start mark + `PEXPIRE`, pipelined, before the stream opens) |
+//! | a client's answer to a request of another instance (sampling, elicitation, roots) | 1 `PUBLISH` |
 //! | each event of a resumable stream of a shared session | 1 pipelined `XADD`s + `PEXPIRE` per batch of the events queued (not waited for by the client's connection) |
 //! | resuming a stream on an instance not holding it | 1 (`EXISTS` + `XRANGE`, pipelined); then 1 per read while the request runs (every 25–500 ms) |
 //! | a call through a shared `RateLimit` | 1 (`EVALSHA`); +1 (`SCRIPT LOAD`) on an instance's first call; +1 (`EVAL`) once after Redis lost its scripts |

@@ -555,7 +555,9 @@ impl SessionStore for Redis {
     }
 
     /// A Redis stream per resumable stream (`PREFIX:sse:SESSION:STREAM`), its entries numbered
-    /// `0-SEQ` (field `data`: the message; the end: field `end`), trimmed to about
+    /// `0-N` for event `N - 1` (Redis refuses `0-0`; event 0 is the priming event, kept as the
+    /// start mark, field `start`, so that the stream exists from the moment its client can name
+    /// it; an event: field `data`, the message; the end: field `end`), trimmed to about
     /// [`EVENTS_PER_STREAM`] entries, living `ttl` from the last append: one pipelined round
     /// trip per batch.
     fn append_events<'a>(
@@ -575,7 +577,7 @@ impl SessionStore for Redis {
                     .arg("MAXLEN")
                     .arg("~")
                     .arg(EVENTS_PER_STREAM)
-                    .arg(format!("0-{seq}"));
+                    .arg(format!("0-{}", seq + 1));
             };
             for (seq, data) in events {
                 add(&mut pipe, *seq);
@@ -587,6 +589,22 @@ impl SessionStore for Redis {
             }
             pipe.cmd("PEXPIRE").arg(&key).arg(millis(ttl)).ignore();
             Ok(self.run_pipe::<()>("keep a stream's events", &pipe).await?)
+        })
+    }
+
+    /// The start mark (entry `0-1`), and the time to live: one pipelined round trip.
+    fn open_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+        Box::pin(async move {
+            let key = self.inner.keys.events(session, stream);
+            let mut pipe = ::redis::pipe();
+            pipe.cmd("XADD").arg(&key).arg("0-1").arg("start").arg(1).ignore();
+            pipe.cmd("PEXPIRE").arg(&key).arg(millis(ttl)).ignore();
+            Ok(self.run_pipe::<()>("open a stream's copy", &pipe).await?)
         })
     }
 
@@ -603,7 +621,7 @@ impl SessionStore for Redis {
             // Exclusive start (`(`): Redis 6.2 and later.
             pipe.cmd("XRANGE")
                 .arg(&key)
-                .arg(format!("(0-{after}"))
+                .arg(format!("(0-{}", after + 1))
                 .arg("+")
                 .arg("COUNT")
                 .arg(2 * EVENTS_PER_STREAM);
@@ -614,7 +632,8 @@ impl SessionStore for Redis {
             }
             let mut read = StoredEvents::default();
             for (id, fields) in entries {
-                let Some(seq) = id.strip_prefix("0-").and_then(|seq| seq.parse::<u64>().ok()) else {
+                let Some(seq) = id.strip_prefix("0-").and_then(|n| n.parse::<u64>().ok()?.checked_sub(1))
+                else {
                     continue;
                 };
                 match fields.as_slice() {

@@ -342,6 +342,19 @@ async fn answer_resumable(
         }
     }
     drop(origin);
+    // The copy in the store exists before the client learns the stream's id (the priming
+    // event): a client resuming at once on another instance finds it there. Its events wait in
+    // `answers` meanwhile.
+    let mirror = match mirror {
+        Some((store, id, ttl)) => match store.open_events(&id, stream_id, ttl).await {
+            Ok(()) => Some((store, id, ttl)),
+            Err(e) => {
+                tracing::error!(error = %e, "could not keep a resumable stream in the shared store: a client resuming it on another instance will not find it");
+                None
+            }
+        },
+        None => None,
+    };
     let pump_session = http_session.clone();
     let shutdown = state.shutdown.clone();
     let pump_state = changed.is_some().then(|| state.clone());

@@ -183,6 +183,7 @@ impl HttpState {
     /// Saves a new session's record (once its `initialize` succeeded), when sessions are shared.
     pub async fn share(&self, id: &str, http_session: &HttpSession) -> Result<(), SessionStoreError> {
         let Some(store) = self.store() else { return Ok(()) };
+        http_session.session.share_as(id);
         let record = http_session.session.record(http_session.owner.clone(), http_session.caller.clone());
         let Some(record) = record else { return Ok(()) };
         store.save(id, &record, self.options.session_idle_timeout).await
@@ -198,7 +199,8 @@ impl HttpState {
     }
 
     /// Follows what the other instances say of the shared sessions this one holds copies of:
-    /// a changed one is read again, an ended one ends here too.
+    /// a changed one is read again, an ended one ends here too, and an answer its client sent
+    /// to another instance goes to the call here that asked for it.
     fn follow_shared(self: &Arc<Self>) {
         if self.store().is_none() {
             return;
@@ -231,6 +233,12 @@ impl HttpState {
                             Ok(Some(record)) => copy.session.apply(&record),
                             Ok(None) => {}
                             Err(e) => tracing::warn!(error = %e, "could not read a shared session again"),
+                        }
+                    }
+                    Ok(ServerEvent::SessionAnswer(id, response)) => {
+                        let copy = state.sessions.read().expect("sessions lock").get(&id).cloned();
+                        if let Some(copy) = copy {
+                            copy.session.take_passed_answer(&response);
                         }
                     }
                     Ok(_) => {}
@@ -369,6 +377,7 @@ pub(super) async fn shared_session(
         return Ok((id, copy));
     }
     let session = Session::restore(state.server.shared.clone(), &record);
+    session.share_as(&id);
     let copy = Arc::new(HttpSession {
         session: session.clone(),
         last_seen: LastSeen::now(),
