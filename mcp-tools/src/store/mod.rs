@@ -107,7 +107,7 @@
 //! | each event (a run-time catalog change, a resource update, a task's new state) | 1 `PUBLISH`, after it is told locally (not waited for) |
 //! | `initialize` of a 2025-11-25 session | 1 (`SET`, before it is answered) |
 //! | a request naming a session this instance holds no copy of | 1 (`GETEX`: read and renewed) |
-//! | any other request of a session | 0; 1 `PEXPIRE` (not waited for) at most once a quarter of the idle timeout per instance |
+//! | any other request of a session | 1 (`PEXPIRE`, waited for: it renews the record and says whether the session still exists, so that a session ended through another instance is refused at once, not once the news arrives) |
 //! | `logging/setLevel`, `resources/subscribe`/`unsubscribe` | 1 (`SET`) + 1 `PUBLISH`; +1 `GETEX` on every instance holding a copy |
 //! | DELETE | 1 (`DEL`) + 1 `PUBLISH` |
 //! | a request of a shared session answered on a resumable stream | 1 (`XADD` of the start mark + `PEXPIRE`, pipelined, before the stream opens) |
