@@ -4,7 +4,9 @@ first `search_tools` is answered, when the semantic index ranks by meaning (the 
 embedded: the server's log line `semantic search index ready`) and when it is complete (their
 second texts as well: `... refined by the second texts`),
 with an empty vectors cache and then with the cache the first run left (a fresh per-user cache
-folder: XDG_CACHE_HOME in a temporary directory). Prints a markdown table.
+folder: XDG_CACHE_HOME in a temporary directory), then two processes started together on that
+cache, two started together on an empty cache and a restart after those two. Prints a markdown
+table.
 
     cargo build --release --features embeddings --example catalog
     python3 scripts/bench-catalog-startup.py FILE.json "$(bash scripts/fetch-model.sh)"
@@ -123,6 +125,24 @@ def run(catalog, model, cache, tasks=None):
     return initialized, searched, first(ready), first(refined), scores
 
 
+def together(catalog, model, cache, n=2):
+    """`n` servers of `catalog` started at once (threads), sharing the cache folder: each one's
+    figures, as `run` gives them."""
+    results = [None] * n
+    barrier = threading.Barrier(n)
+
+    def one(i):
+        barrier.wait()
+        results[i] = run(catalog, model, cache)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def main():
     args = sys.argv[1:]
     tasks = None
@@ -146,6 +166,20 @@ def main():
             scored.append(scores)
             print(f"| {label} | {init:.2f} s | {search:.2f} s | {ready:.2f} s ({ready * 1000 / tools:.1f} ms/tool) "
                   f"| {refined:.2f} s ({refined * 1000 / tools:.1f} ms/tool) |")
+        # Two servers of the same catalog started at the same moment, with the cache the runs
+        # above left: neither may slow the other past a restart's bound.
+        for i, (init, search, ready, refined, _) in enumerate(together(catalog, model, cache)):
+            print(f"| vectors cached, two processes started together: {'first' if i == 0 else 'second'} "
+                  f"| {init:.2f} s | {search:.2f} s | {ready:.2f} s | {refined:.2f} s |")
+    # Two first starts at the same moment on an empty cache (both embed, both save the file, each
+    # by a rename of its own), then a restart: it must find the whole file they left.
+    with tempfile.TemporaryDirectory() as cache:
+        for i, (init, search, ready, refined, _) in enumerate(together(catalog, model, cache)):
+            print(f"| no vectors cached, two processes started together: {'first' if i == 0 else 'second'} "
+                  f"| {init:.2f} s | {search:.2f} s | {ready:.2f} s | {refined:.2f} s |")
+        init, search, ready, refined, _ = run(catalog, model, cache)
+        print(f"| vectors cached by those two (restart) | {init:.2f} s | {search:.2f} s | {ready:.2f} s "
+              f"| {refined:.2f} s |")
         if tasks:
             print(f"\n`search_tools` of the served catalog, once complete, on the tasks of {tasks}: " +
                   "; ".join(f"{when} hit@5 {hit5:.3f}, MRR@10 {mrr:.3f}, {none} with no result"

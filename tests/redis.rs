@@ -1062,6 +1062,55 @@ async fn a_stream_resumed_on_b_right_after_its_priming_event_gets_the_answer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_resumed_on_b_whose_instance_stopped_is_answered_with_an_error_within_the_lease() {
+    use futures_util::StreamExt as _;
+    use tower::ServiceExt as _;
+    let (url, prefix) = (redis_url(), unique_prefix());
+    let options = || mcp_tools::HttpOptions::new().resumable(Duration::from_millis(100)).keep_alive(None);
+    // A on a runtime of its own, stopped as a killed process stops (see the task test above).
+    let runtime_a =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let (url_a, prefix_a) = (url.clone(), prefix.clone());
+    let (a, session, primed) = runtime_a
+        .spawn(async move {
+            let a = instance(&url_a, &prefix_a).await;
+            let app_a = a.http_router(options());
+            let session = open_session(&app_a).await;
+            let call = json!({"jsonrpc": "2.0", "id": "long-1", "method": "tools/call",
+                "params": {"name": "nap", "arguments": {"millis": 60_000}}});
+            let response = app_a.oneshot(http_post(Some(&session), &call)).await.unwrap();
+            let mut body = response.into_body().into_data_stream();
+            let priming = String::from_utf8(body.next().await.unwrap().unwrap().to_vec()).unwrap();
+            let primed = priming.lines().find_map(|l| l.strip_prefix("id: ")).unwrap().to_owned();
+            (a, session, primed)
+        })
+        .await
+        .unwrap();
+    let b = instance(&url, &prefix).await;
+    let response = b.http_router(options()).oneshot(resume(&session, &primed)).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut body = response.into_body().into_data_stream();
+    runtime_a.shutdown_background();
+    let stopped_at = Instant::now();
+    let events = sse_events(&mut body, 1).await;
+    let took = stopped_at.elapsed();
+    assert_eq!(events.len(), 1, "an answer for the stopped instance: {events:?}");
+    let stream = primed.trim_end_matches("-0");
+    assert_eq!(events[0].0, format!("{stream}-1"));
+    let answer: Value = serde_json::from_str(&events[0].1).unwrap();
+    assert_eq!(answer["id"], "long-1", "{answer}");
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("instance running it stopped"), "{answer}");
+    assert!(
+        took <= LEASE + Duration::from_millis(2500),
+        "answered {took:?} after the stop (lease {LEASE:?})"
+    );
+    // And the stream ends there.
+    assert!(tokio::time::timeout(Duration::from_secs(3), body.next()).await.unwrap().is_none());
+    std::mem::forget(a);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_instance_reads_the_same_shared_secret_made_once() {
     let (url, prefix) = (redis_url(), unique_prefix());
     let connect = || async { Redis::builder(redis_url()).prefix(&prefix).connect().await.unwrap() };

@@ -108,13 +108,19 @@ pub(crate) trait SessionStore: Send + Sync + 'static {
 
     /// Starts keeping resumable stream `stream` of session `session` (living `ttl`), before its
     /// first event's id reaches the client: from then on [`read_events`](Self::read_events)
-    /// finds it, even before any event is appended.
+    /// finds it, even before any event is appended. `request` is the id (as JSON) of the
+    /// request the stream answers, kept with this instance's name, so that an instance
+    /// following the stream for a client can answer for it if this one stops.
     fn open_events<'a>(
         &'a self,
         session: &'a str,
         stream: u64,
+        request: Option<&'a str>,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), SessionStoreError>>;
+
+    /// Whether the instance named `instance` (a [`Runner`]'s) is still alive: its lease held.
+    fn runner_alive<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<bool, SessionStoreError>>;
 
     /// The events of stream `stream` of session `session` numbered above `after`, in order, and
     /// whether it ended; `None` when no such stream is kept (never appended, or expired).
@@ -133,6 +139,17 @@ pub(crate) struct StoredEvents {
     pub events: Vec<(u64, Arc<str>)>,
     /// Whether the stream ended (its request was answered): nothing follows these.
     pub ended: bool,
+    /// Who writes the stream, as its start mark says (`None`: no mark, or trimmed away).
+    pub runner: Option<Runner>,
+}
+
+/// The instance writing a resumable stream, and the request it answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Runner {
+    /// The instance's name (its lease's).
+    pub instance: String,
+    /// The request's id, as JSON (`None`: not known).
+    pub request: Option<String>,
 }
 
 #[cfg(test)]

@@ -82,7 +82,12 @@
 //!   one named, in order, then what the running instance appends (read every 25 ms, backing off
 //!   to 500 ms while nothing comes), until the end mark; the stream also closes when its key has
 //!   expired, after 10 failed reads in a row (the client resumes again), on shutdown, or when
-//!   the client goes (reads stop with it). A stream this instance holds is served from its
+//!   the client goes (reads stop with it). The start mark names the instance writing the stream
+//!   and the request it answers: while nothing comes for a second, the following instance checks
+//!   that instance's lease (once a second); when the lease is gone and a last read finds nothing
+//!   more, it answers the request for it, a JSON-RPC error (-32603, "the request was not
+//!   answered: the server instance running it stopped"), and ends the stream: a client whose
+//!   instance was killed mid-request learns it within about the lease, never waits forever. A stream this instance holds is served from its
 //!   memory, as without Redis. A `Last-Event-ID` naming a stream kept nowhere gets a new GET
 //!   stream, as before. The server-to-client requests a resumed stream carries are answered
 //!   as any (the answer may reach any instance, as above).
@@ -113,7 +118,7 @@
 //! | a request of a shared session answered on a resumable stream | 1 (`XADD` of the start mark + `PEXPIRE`, pipelined, before the stream opens) |
 //! | a client's answer to a request of another instance (sampling, elicitation, roots) | 1 `PUBLISH` |
 //! | each event of a resumable stream of a shared session | 1 pipelined `XADD`s + `PEXPIRE` per batch of the events queued (not waited for by the client's connection) |
-//! | resuming a stream on an instance not holding it | 1 (`EXISTS` + `XRANGE`, pipelined); then 1 per read while the request runs (every 25–500 ms) |
+//! | resuming a stream on an instance not holding it | 1 (`EXISTS` + 2 `XRANGE`s, pipelined); then 1 per read while the request runs (every 25–500 ms), +1 (`EXISTS` of the writer's lease) a second while nothing comes |
 //! | a call through a shared `RateLimit` | 1 (`EVALSHA`); +1 (`SCRIPT LOAD`) on an instance's first call; +1 (`EVAL`) once after Redis lost its scripts |
 //! | each instance, all the time | 1 `SET` per third of a lease; one subscribed connection, `PING`ed every 5 s |
 //!

@@ -17,7 +17,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::bus::{Bus, BusError, BusMessage};
 #[cfg(feature = "http")]
-use crate::dispatch::session_store::{SessionRecord, SessionStore, SessionStoreError, StoredEvents};
+use crate::dispatch::session_store::{Runner, SessionRecord, SessionStore, SessionStoreError, StoredEvents};
 use crate::model::task::{TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 use crate::protocol::INTERNAL_ERROR;
 
@@ -592,19 +592,36 @@ impl SessionStore for Redis {
         })
     }
 
-    /// The start mark (entry `0-1`), and the time to live: one pipelined round trip.
+    /// The start mark (entry `0-1`: field `start`, this instance's name; field `request`, the
+    /// request's id as JSON), and the time to live: one pipelined round trip.
     fn open_events<'a>(
         &'a self,
         session: &'a str,
         stream: u64,
+        request: Option<&'a str>,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), SessionStoreError>> {
         Box::pin(async move {
             let key = self.inner.keys.events(session, stream);
             let mut pipe = ::redis::pipe();
-            pipe.cmd("XADD").arg(&key).arg("0-1").arg("start").arg(1).ignore();
+            pipe.cmd("XADD").arg(&key).arg("0-1").arg("start").arg(&self.inner.instance);
+            if let Some(request) = request {
+                pipe.arg("request").arg(request);
+            }
+            pipe.ignore();
             pipe.cmd("PEXPIRE").arg(&key).arg(millis(ttl)).ignore();
             Ok(self.run_pipe::<()>("open a stream's copy", &pipe).await?)
+        })
+    }
+
+    /// One `EXISTS` of the instance's lease (none for this instance's own).
+    fn runner_alive<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
+        Box::pin(async move {
+            if instance == self.inner.instance {
+                return Ok(true);
+            }
+            let lease = self.inner.keys.lease(instance);
+            Ok(self.run::<bool>("read an instance's lease", cmd("EXISTS").arg(&lease)).await?)
         })
     }
 
@@ -625,12 +642,28 @@ impl SessionStore for Redis {
                 .arg("+")
                 .arg("COUNT")
                 .arg(2 * EVENTS_PER_STREAM);
+            // The start mark: who writes the stream.
+            pipe.cmd("XRANGE").arg(&key).arg("0-1").arg("0-1");
             type Entries = Vec<(String, Vec<::redis::Value>)>;
-            let (exists, entries): (bool, Entries) = self.run_pipe("read a stream's events", &pipe).await?;
+            let (exists, entries, start): (bool, Entries, Entries) =
+                self.run_pipe("read a stream's events", &pipe).await?;
             if !exists {
                 return Ok(None);
             }
             let mut read = StoredEvents::default();
+            if let Some((_, fields)) = start.first() {
+                let field = |name: &[u8]| {
+                    fields.chunks_exact(2).find(|f| is_bulk(&f[0], name)).and_then(|f| match &f[1] {
+                        ::redis::Value::BulkString(value) => {
+                            Some(String::from_utf8_lossy(value).into_owned())
+                        }
+                        _ => None,
+                    })
+                };
+                if let Some(instance) = field(b"start") {
+                    read.runner = Some(Runner { instance, request: field(b"request") });
+                }
+            }
             for (id, fields) in entries {
                 let Some(seq) = id.strip_prefix("0-").and_then(|n| n.parse::<u64>().ok()?.checked_sub(1))
                 else {

@@ -345,8 +345,9 @@ async fn answer_resumable(
     // The copy in the store exists before the client learns the stream's id (the priming
     // event): a client resuming at once on another instance finds it there. Its events wait in
     // `answers` meanwhile.
+    let request = request_id.as_ref().and_then(|id| serde_json::to_string(id).ok());
     let mirror = match mirror {
-        Some((store, id, ttl)) => match store.open_events(&id, stream_id, ttl).await {
+        Some((store, id, ttl)) => match store.open_events(&id, stream_id, request.as_deref(), ttl).await {
             Ok(()) => Some((store, id, ttl)),
             Err(e) => {
                 tracing::error!(error = %e, "could not keep a resumable stream in the shared store: a client resuming it on another instance will not find it");

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::wire::is_answer_to;
 use crate::context::peer::Queue;
-use crate::dispatch::session_store::{SessionStore, StoredEvents};
+use crate::dispatch::session_store::{Runner, SessionStore, StoredEvents};
 use crate::protocol::RequestId;
 
 /// Events kept per stream for replay.
@@ -191,6 +191,10 @@ const MIRROR_BACKLOG: usize = EVENTS_PER_STREAM;
 /// Reads of the shared store a resumed stream may fail in a row before it is closed.
 const REMOTE_FAILURES: u32 = 10;
 
+/// How long a resumed stream may hear nothing before the instance writing it is checked, and
+/// how often it is checked then (a stopped instance's lease runs out within its length).
+const RUNNER_CHECK: Duration = Duration::from_secs(1);
+
 /// How often a stream resumed on an instance that does not run its request reads the store
 /// for what follows: at first, and at most while nothing comes.
 const REMOTE_POLL: (Duration, Duration) = (Duration::from_millis(25), Duration::from_millis(500));
@@ -265,7 +269,11 @@ impl Mirror {
 /// after the client's last event, `after`), then what is appended to the store until the stream ends
 /// (read every 25 to 500 ms, as the events come), each with its id. Ends when the stream ended,
 /// when the store no longer keeps it (expired), after [`REMOTE_FAILURES`] failed reads in a row
-/// (the client resumes again), or on shutdown; reads stop when the client goes.
+/// (the client resumes again), or on shutdown; reads stop when the client goes. When nothing
+/// has come for [`RUNNER_CHECK`], whether the instance writing it is still alive is checked (its
+/// lease, once each [`RUNNER_CHECK`]): once it is gone, and a last read finds nothing more, the
+/// client is answered for it: the request's JSON-RPC error saying that the instance running it
+/// stopped, so a client never waits for an answer that cannot come.
 pub(super) fn stored_events(
     store: Arc<dyn SessionStore>,
     session: String,
@@ -282,7 +290,15 @@ pub(super) fn stored_events(
         pause: Duration,
         failures: u32,
         shutdown: CancellationToken,
+        runner: Option<Runner>,
+        /// When the last event came (or the stream was resumed), and when the runner was last
+        /// checked.
+        quiet_since: Instant,
+        checked: Instant,
+        /// The runner was found gone: one more read, then the error.
+        runner_gone: bool,
     }
+    let now = Instant::now();
     let remote = Remote {
         store,
         session,
@@ -292,6 +308,10 @@ pub(super) fn stored_events(
         pause: REMOTE_POLL.0,
         failures: 0,
         shutdown,
+        runner: first.runner,
+        quiet_since: now,
+        checked: now,
+        runner_gone: false,
     };
     futures_util::stream::unfold(remote, move |mut remote| async move {
         loop {
@@ -303,24 +323,65 @@ pub(super) fn stored_events(
             if remote.ended {
                 return None;
             }
-            tokio::select! {
-                _ = remote.shutdown.cancelled() => return None,
-                _ = tokio::time::sleep(remote.pause) => {}
+            if !remote.runner_gone {
+                tokio::select! {
+                    _ = remote.shutdown.cancelled() => return None,
+                    _ = tokio::time::sleep(remote.pause) => {}
+                }
             }
             match remote.store.read_events(&remote.session, stream_id, remote.last).await {
                 Ok(Some(read)) => {
                     remote.failures = 0;
-                    remote.pause = if read.events.is_empty() {
-                        (remote.pause * 2).min(REMOTE_POLL.1)
-                    } else {
-                        REMOTE_POLL.0
-                    };
-                    remote.pending.extend(read.events.into_iter().filter(|(seq, _)| *seq > remote.last));
+                    let fresh: Vec<_> =
+                        read.events.into_iter().filter(|(seq, _)| *seq > remote.last).collect();
+                    remote.pause =
+                        if fresh.is_empty() { (remote.pause * 2).min(REMOTE_POLL.1) } else { REMOTE_POLL.0 };
+                    if !fresh.is_empty() {
+                        remote.quiet_since = Instant::now();
+                    }
+                    let nothing_new = fresh.is_empty() && !read.ended;
+                    remote.pending.extend(fresh);
                     remote.ended = read.ended;
+                    if remote.runner.is_none() {
+                        remote.runner = read.runner;
+                    }
+                    if nothing_new && remote.runner_gone {
+                        // Its instance stopped and wrote nothing more: answer for it.
+                        let request = remote.runner.as_ref().and_then(|r| r.request.as_deref());
+                        let id = request.and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+                        let message = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                            "code": crate::protocol::INTERNAL_ERROR,
+                            "message": "the request was not answered: the server instance running it stopped",
+                        }});
+                        tracing::warn!(
+                            "a resumed stream's instance stopped before answering: answered for it"
+                        );
+                        remote.ended = true;
+                        let seq = remote.last + 1;
+                        remote.last = seq;
+                        let event =
+                            sse_event(Some(&format!("{stream_id}-{seq}")), message.to_string().as_bytes());
+                        return Some((event, remote));
+                    }
+                    remote.runner_gone = false;
+                    if nothing_new
+                        && remote.quiet_since.elapsed() >= RUNNER_CHECK
+                        && remote.checked.elapsed() >= RUNNER_CHECK
+                        && let Some(runner) = &remote.runner
+                    {
+                        remote.checked = Instant::now();
+                        match remote.store.runner_alive(&runner.instance).await {
+                            Ok(alive) => remote.runner_gone = !alive,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "could not check a resumed stream's instance")
+                            }
+                        }
+                    }
                 }
                 Ok(None) => return None,
                 Err(e) => {
                     remote.failures += 1;
+                    remote.runner_gone = false;
                     tracing::warn!(error = %e, "could not read a resumed stream's events from the shared store");
                     if remote.failures >= REMOTE_FAILURES {
                         return None;
