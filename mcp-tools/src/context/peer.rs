@@ -353,10 +353,11 @@ mod tests {
 
     /// Each test runs on both kinds of queue: a connection's and a request's.
     fn kinds() -> Vec<(&'static str, Make)> {
-        let mut kinds: Vec<(&'static str, Make)> = vec![("connection", Outbound::channel)];
+        let connection: (&'static str, Make) = ("connection", Outbound::channel);
         #[cfg(feature = "http")]
-        kinds.push(("request", Outbound::for_request));
-        kinds
+        return vec![connection, ("request", Outbound::for_request)];
+        #[cfg(not(feature = "http"))]
+        vec![connection]
     }
 
     /// A task waiting for the client to go away.
