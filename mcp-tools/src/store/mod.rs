@@ -76,7 +76,8 @@
 //!   mark, is written before the stream's priming event is sent, so a client resuming at once
 //!   on another instance finds the stream; the request's answer is followed by an end mark), trimmed to about 1,024 entries and living the idle timeout from its last append.
 //!   The appends are made by a task of the stream's own, batched, so the client's connection never
-//!   waits for Redis; a copy more than 1,024 events behind, or whose append failed, is given up
+//!   waits for Redis; a copy more than 1,024 events behind, or holding more bytes waiting
+//!   than the stream keeps for replay (`Limits::max_queued_bytes`), or whose append failed, is given up
 //!   (logged). A GET with `Last-Event-ID` naming a stream this instance does not hold (another
 //!   ran it, or this one has forgotten it) is replayed from Redis: exactly the events after the
 //!   one named, in order, then what the running instance appends (read every 25 ms, backing off

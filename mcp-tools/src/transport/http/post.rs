@@ -360,7 +360,8 @@ async fn answer_resumable(
     let shutdown = state.shutdown.clone();
     let pump_state = changed.is_some().then(|| state.clone());
     tokio::spawn(async move {
-        let mut mirror = mirror.map(|(store, id, ttl)| Mirror::start(store, id, stream_id, ttl));
+        let max_bytes = pump_session.hub.max_bytes();
+        let mut mirror = mirror.map(|(store, id, ttl)| Mirror::start(store, id, stream_id, ttl, max_bytes));
         loop {
             let message = tokio::select! {
                 m = answers.recv() => m,

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,6 +72,11 @@ impl Streams {
 }
 
 impl Hub {
+    /// How many bytes of events it keeps for replay at most.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
     /// A hub keeping at most `max_bytes` of events for replay.
     pub fn new(max_bytes: usize) -> Self {
         Hub { streams: Mutex::default(), next: AtomicU64::new(0), max_bytes, random_ids: false }
@@ -201,10 +206,15 @@ const REMOTE_POLL: (Duration, Duration) = (Duration::from_millis(25), Duration::
 
 /// A resumable stream's copy in the shared store: events appended in order by a task of their
 /// own (batched, one round trip a batch), so that the stream's own connection never waits for
-/// the store. Bounded: a copy a full backlog behind, or whose store failed, is given up (a client
+/// the store. Bounded: a copy a full backlog behind (in events, or in bytes: as many as the
+/// hub keeps for replay), or whose store failed, is given up (a client
 /// resuming on another instance then misses events; one resuming here does not).
 pub(super) struct Mirror {
     events: Option<mpsc::Sender<(u64, Arc<str>)>>,
+    /// The bytes of the events queued and not yet appended (shared with the appending task).
+    queued: Arc<AtomicUsize>,
+    /// At most this many bytes queued, or the copy is given up (the hub's own bound).
+    max_bytes: usize,
     /// The number of the last event sent, for the end's mark.
     last: u64,
     ended: Option<tokio::sync::oneshot::Sender<u64>>,
@@ -212,10 +222,19 @@ pub(super) struct Mirror {
 
 impl Mirror {
     /// Starts copying stream `stream` of session `session` to `store`, each append renewing
-    /// its time to live to `ttl`.
-    pub fn start(store: Arc<dyn SessionStore>, session: String, stream: u64, ttl: Duration) -> Mirror {
+    /// its time to live to `ttl`; at most [`MIRROR_BACKLOG`] events and `max_bytes` of them
+    /// waiting to be appended.
+    pub fn start(
+        store: Arc<dyn SessionStore>,
+        session: String,
+        stream: u64,
+        ttl: Duration,
+        max_bytes: usize,
+    ) -> Mirror {
         let (tx, mut rx) = mpsc::channel::<(u64, Arc<str>)>(MIRROR_BACKLOG);
         let (ended_tx, mut ended_rx) = tokio::sync::oneshot::channel::<u64>();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let appending = queued.clone();
         tokio::spawn(async move {
             let mut batch = Vec::new();
             loop {
@@ -234,7 +253,9 @@ impl Mirror {
                 if batch.is_empty() && end.is_none() {
                     return;
                 }
-                if let Err(e) = store.append_events(&session, stream, &batch, end, ttl).await {
+                let result = store.append_events(&session, stream, &batch, end, ttl).await;
+                appending.fetch_sub(batch.iter().map(|(_, data)| data.len()).sum(), Ordering::Relaxed);
+                if let Err(e) = result {
                     tracing::error!(error = %e, "could not keep a resumable stream's events in the shared store: a client resuming it on another instance will miss them");
                     return;
                 }
@@ -243,14 +264,16 @@ impl Mirror {
                 }
             }
         });
-        Mirror { events: Some(tx), last: 0, ended: Some(ended_tx) }
+        Mirror { events: Some(tx), queued, max_bytes, last: 0, ended: Some(ended_tx) }
     }
 
     /// Copies event `seq`.
     pub fn send(&mut self, seq: u64, data: Arc<str>) {
         let Some(events) = &self.events else { return };
         self.last = seq;
-        if events.try_send((seq, data)).is_err() {
+        let size = data.len();
+        let over = self.queued.fetch_add(size, Ordering::Relaxed) + size > self.max_bytes;
+        if over || events.try_send((seq, data)).is_err() {
             tracing::warn!("a resumable stream's copy in the shared store fell behind: given up");
             self.events = None;
             self.ended = None;
@@ -486,6 +509,80 @@ pub(super) fn sse_response(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::session_store::{SessionRecord, SessionStoreError as StoreError};
+    use futures_util::future::BoxFuture;
+
+    /// A store whose appends never finish (Redis stalled): what a mirror holds meanwhile.
+    struct Stalled;
+
+    impl SessionStore for Stalled {
+        fn save<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a SessionRecord,
+            _: Duration,
+        ) -> BoxFuture<'a, Result<(), StoreError>> {
+            unreachable!()
+        }
+        fn load<'a>(
+            &'a self,
+            _: &'a str,
+            _: Duration,
+        ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
+            unreachable!()
+        }
+        fn touch<'a>(&'a self, _: &'a str, _: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
+            unreachable!()
+        }
+        fn remove<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+            unreachable!()
+        }
+        fn append_events<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+            _: &'a [(u64, Arc<str>)],
+            _: Option<u64>,
+            _: Duration,
+        ) -> BoxFuture<'a, Result<(), StoreError>> {
+            Box::pin(futures_util::future::pending())
+        }
+        fn open_events<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+            _: Option<&'a str>,
+            _: Duration,
+        ) -> BoxFuture<'a, Result<(), StoreError>> {
+            unreachable!()
+        }
+        fn runner_alive<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+            unreachable!()
+        }
+        fn read_events<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+            _: u64,
+        ) -> BoxFuture<'a, Result<Option<StoredEvents>, StoreError>> {
+            unreachable!()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_mirror_whose_store_stalls_holds_at_most_its_bytes_then_gives_up() {
+        let mut mirror = Mirror::start(Arc::new(Stalled), "s".into(), 1, Duration::from_secs(60), 10_000);
+        // Under the bound: copied (queued while the store stalls).
+        for seq in 1..=9 {
+            mirror.send(seq, Arc::from("e".repeat(1_000)));
+        }
+        assert!(mirror.events.is_some(), "9,000 bytes queued is within 10,000");
+        // The event that would hold more than the bound ends the copy: nothing more is held.
+        mirror.send(10, Arc::from("e".repeat(2_000)));
+        assert!(mirror.events.is_none(), "given up past 10,000 bytes");
+        mirror.send(11, Arc::from("e".repeat(1_000_000)));
+        assert!(mirror.events.is_none());
+    }
 
     #[tokio::test]
     async fn replay_is_bounded_in_bytes_and_a_slow_listener_is_disconnected() {
