@@ -1,12 +1,14 @@
 //! Several servers sharing a real Redis (`mcp_tools::store::Redis`) as one service. Tasks: a task
 //! started on one server is read, cancelled and answered through another; a task whose server
-//! stopped reads as failed within the lease; Redis lost while serving gives clear errors and the
+//! stopped reads as failed within the lease, and a finished one's result outlives its server;
+//! Redis lost while serving gives clear errors and the
 //! same server recovers when it is back; Redis unreachable at start-up is a clear error. Events:
 //! a run-time catalog change, a resource update and a task's changes on one server reach the
 //! listeners of another, once. Sessions (2025-11-25, over HTTP): created through one server,
 //! served and ended through another, expiring only when idle everywhere; a call's question to the
 //! client (elicitation) answered through another instance than the call's; a resumable stream
-//! written on one server is resumed on another with exactly the missed events. Rate limits made
+//! written on one server is resumed on another with exactly the missed events (also right after
+//! its priming event; and answered with an error when its server stopped). Rate limits made
 //! `shared`: a caller's calls split between servers are limited as one, callers apart, keys
 //! expire, and Redis down means what the limit says (open or closed).
 //!
@@ -256,6 +258,37 @@ async fn a_task_whose_server_stopped_reads_failed_within_the_lease() {
     // Saved so: it stays failed, also read through a new instance.
     let c = instance(&url, &prefix).await;
     assert_eq!(get(&client(&c), &task_id).await["status"], "failed");
+    std::mem::forget((a, on_a));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_tasks_result_outlives_the_instance_that_ran_it() {
+    let (url, prefix) = (redis_url(), unique_prefix());
+    // A on a runtime of its own, stopped as a killed process stops, once its task finished.
+    let runtime_a =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let (url_a, prefix_a) = (url.clone(), prefix.clone());
+    let (a, on_a, task_id) = runtime_a
+        .spawn(async move {
+            let a = instance(&url_a, &prefix_a).await;
+            let on_a = client(&a);
+            let task_id = start_task(&on_a, "nap", json!({"millis": 50})).await;
+            wait_for(&on_a, &task_id, "completed", Duration::from_secs(5)).await;
+            (a, on_a, task_id)
+        })
+        .await
+        .unwrap();
+    runtime_a.shutdown_background();
+    // Past A's lease: A is gone for good, not merely slow.
+    tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
+    // An instance started afterwards (A "restarted", or any other) reads the result, as often as
+    // asked: nothing was kept in A's memory only.
+    let b = instance(&url, &prefix).await;
+    for _ in 0..2 {
+        let done = get(&client(&b), &task_id).await;
+        assert_eq!(done["status"], "completed", "{done}");
+        assert_eq!(done["result"]["content"][0]["text"], "slept 50 ms", "{done}");
+    }
     std::mem::forget((a, on_a));
 }
 
