@@ -10,6 +10,10 @@
 //! # the tools embedded in the background, their vectors cached in ~/.cache/mcp-tools):
 //! cargo run --release --features embeddings --example catalog -- tests/data/catalog.json \
 //!     --model .cache/models/all-MiniLM-L6-v2
+//! # the same model run by another encoder (`--encoder int8`, the default; `exact`: f32 products;
+//! # `reference`: candle_transformers' own BERT), as scripts/bench-catalog-startup.py compares them:
+//! cargo run --release --features embeddings --example catalog -- tests/data/catalog.json \
+//!     --model .cache/models/all-MiniLM-L6-v2 --encoder reference
 //! ```
 //!
 //! The file has the shape of a `tools/list` result: `{"tools": [{"name", "description",
@@ -58,19 +62,33 @@ fn load(path: &str) -> Result<Vec<Tool>, String> {
     Ok(out)
 }
 
-/// The deferral, searching with the sentence-embedding model in `model` if one is given.
-fn deferral(model: Option<&str>) -> Result<DeferredTools, String> {
+/// The deferral, searching with the sentence-embedding model in `model` if one is given, run by
+/// `encoder` (`int8`, the default: `HybridRanker::from_model`; `exact`: the same with f32
+/// products; `reference`: candle_transformers' own BERT, `SentenceEmbedder::reference`).
+fn deferral(model: Option<&str>, encoder: &str) -> Result<DeferredTools, String> {
     let deferred = DeferredTools::new().pin(["get_status"]);
     let Some(model) = model else { return Ok(deferred) };
     #[cfg(feature = "embeddings")]
     {
-        let ranker =
-            mcp_tools::deferred::HybridRanker::from_model(model).map_err(|e| format!("--model: {e}"))?;
+        use mcp_tools::deferred::{HybridRanker, SentenceEmbedder};
+        let fail = |e: mcp_tools::deferred::EmbedError| format!("--model: {e}");
+        let ranker = match encoder {
+            "int8" => HybridRanker::from_model(model).map_err(fail)?,
+            "exact" | "reference" => {
+                let embedder = SentenceEmbedder::from_dir(model).map_err(fail)?;
+                let embedder = if encoder == "exact" { embedder.exact() } else { embedder.reference() };
+                let embedder = embedder.and_then(|e| e.max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS));
+                let mut ranker = HybridRanker::new(embedder.map_err(fail)?);
+                ranker.detail_weight = HybridRanker::MODEL_DETAIL_WEIGHT;
+                ranker.model_settings(model).map_err(fail)?
+            }
+            other => return Err(format!("--encoder {other}: int8, exact or reference")),
+        };
         Ok(deferred.ranker(ranker))
     }
     #[cfg(not(feature = "embeddings"))]
     {
-        let _ = deferred;
+        let _ = (deferred, encoder);
         Err(format!("--model {model}: build with `--features embeddings`"))
     }
 }
@@ -78,7 +96,9 @@ fn deferral(model: Option<&str>) -> Result<DeferredTools, String> {
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first().filter(|a| !a.starts_with('-')).cloned() else {
-        eprintln!("usage: catalog FILE.json [--model DIR] [list | call NAME ARGS | --http ADDR ...]");
+        eprintln!(
+            "usage: catalog FILE.json [--model DIR [--encoder int8|exact|reference]] [list | call NAME ARGS | --http ADDR ...]"
+        );
         return ExitCode::from(2);
     };
     args.remove(0);
@@ -91,7 +111,16 @@ fn main() -> ExitCode {
         model = Some(args.remove(1));
         args.remove(0);
     }
-    let (tools, deferred) = match load(&path).and_then(|t| Ok((t, deferral(model.as_deref())?))) {
+    let mut encoder = String::from("int8");
+    if model.is_some() && args.first().is_some_and(|a| a == "--encoder") {
+        if args.len() < 2 {
+            eprintln!("error: --encoder needs int8, exact or reference");
+            return ExitCode::from(2);
+        }
+        encoder = args.remove(1);
+        args.remove(0);
+    }
+    let (tools, deferred) = match load(&path).and_then(|t| Ok((t, deferral(model.as_deref(), &encoder)?))) {
         Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("error: {e}");

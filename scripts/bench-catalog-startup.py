@@ -14,6 +14,10 @@ table.
 With `--tasks SET.json` (after `--write-catalog`, if any; SET.json: bench/sets/mcp-servers.json),
 also scores the served `search_tools` on the set's tasks once the index is complete, after each
 start.
+With `--encoders int8,exact,reference` (after the options above; `--rounds N`, default 3, may
+follow it), instead compares the encoders that can run the model (`catalog --encoder`): N rounds,
+each a first start on an empty cache with every encoder in turn, so that they share the machine's
+state; prints each start and the medians, with the tasks' scores if `--tasks` is given.
 FILE.json has the shape of a `tools/list` result (`bench_sets` reads the same tools from
 bench/sets/mcp-servers.json; `--write-catalog OUT` writes that set as such a file first).
 """
@@ -82,10 +86,11 @@ def evaluate(ask, tasks_file):
     return hit5 / n, mrr / n, int(none)
 
 
-def run(catalog, model, cache, tasks=None):
+def run(catalog, model, cache, tasks=None, encoder=None):
     env = dict(os.environ, RUST_LOG="info", XDG_CACHE_HOME=cache)
     start = time.monotonic()
-    server = subprocess.Popen([BINARY, catalog, "--model", model], stdin=subprocess.PIPE,
+    extra = ["--encoder", encoder] if encoder else []
+    server = subprocess.Popen([BINARY, catalog, "--model", model, *extra], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     ready, refined = [], []
 
@@ -143,6 +148,35 @@ def together(catalog, model, cache, n=2):
     return results
 
 
+def compare(catalog, model, encoders, rounds, tasks):
+    """First starts of every encoder, interleaved round by round, each on an empty cache."""
+    tools = len(json.load(open(catalog))["tools"])
+    print(f"| round | encoder | initialize answered | ranks by meaning | complete | ms/tool (complete) |"
+          + (" hit@5 | MRR@10 |" if tasks else ""))
+    print("|---|---|---|---|---|---|" + ("---|---|" if tasks else ""))
+    times = {e: [] for e in encoders}
+    for r in range(1, rounds + 1):
+        for encoder in encoders:
+            with tempfile.TemporaryDirectory() as cache:
+                init, _, ready, refined, scores = run(catalog, model, cache, tasks, encoder)
+            times[encoder].append((ready, refined))
+            row = f"| {r} | {encoder} | {init:.2f} s | {ready:.2f} s | {refined:.2f} s | {refined * 1000 / tools:.1f} |"
+            if scores:
+                row += f" {scores[0]:.3f} | {scores[1]:.3f} |"
+            print(row, flush=True)
+    median = lambda xs: sorted(xs)[len(xs) // 2]
+    base = encoders[0]
+    base_ready = median([t[0] for t in times[base]])
+    base_refined = median([t[1] for t in times[base]])
+    print(f"\nMedians of {rounds} first starts on {tools} tools (times relative to `{base}`):\n")
+    print("| encoder | ranks by meaning | complete |")
+    print("|---|---|---|")
+    for encoder in encoders:
+        ready = median([t[0] for t in times[encoder]])
+        refined = median([t[1] for t in times[encoder]])
+        print(f"| {encoder} | {ready:.2f} s ({ready / base_ready:.2f}×) | {refined:.2f} s ({refined / base_refined:.2f}×) |")
+
+
 def main():
     args = sys.argv[1:]
     tasks = None
@@ -152,9 +186,19 @@ def main():
     if args[:1] == ["--tasks"]:
         tasks = args[1]
         args = args[2:]
+    encoders, rounds = None, 3
+    if args[:1] == ["--encoders"]:
+        encoders = args[1].split(",")
+        args = args[2:]
+        if args[:1] == ["--rounds"]:
+            rounds = int(args[1])
+            args = args[2:]
     if len(args) != 2:
         sys.exit(__doc__)
     catalog, model = args
+    if encoders:
+        compare(catalog, model, encoders, rounds, tasks)
+        return
     tools = len(json.load(open(catalog))["tools"])
     with tempfile.TemporaryDirectory() as cache:
         print(f"| `catalog --model` on {tools} tools | initialize answered | first search answered "

@@ -60,14 +60,13 @@ fn vectors_are_unit_length_and_independent_of_the_batch() {
 }
 
 /// The embedder's own encoder (fused attention and activation) against candle's reference BERT
-/// on the same weights: texts of different lengths in one batch (so with padding), mean-pooled.
-/// With f32 products the vectors are the reference's; with the int8 products used by default
-/// on x86-64 CPUs with AVX2 and FMA, within a cosine of 0.998 of them.
+/// (`SentenceEmbedder::reference`: `candle_transformers`' `BertModel` on the same weights,
+/// tokenizer and pooling): texts of different lengths in one batch (so with padding),
+/// mean-pooled. With f32 products the vectors are the reference's; with the int8 products used
+/// by default on x86-64 CPUs with AVX2 and FMA, within a cosine of 0.998 of them.
+/// (`deferred/encoder/fuzz.rs` does the same on random inputs and random models.)
 #[test]
 fn vectors_match_the_reference_bert_implementation() {
-    use candle_core::{DType, Device, Tensor};
-    use candle_transformers::models::bert::{BertModel, Config};
-
     let texts = [
         "weather",
         "What will the weather be like in Paris tomorrow afternoon?",
@@ -83,30 +82,21 @@ fn vectors_match_the_reference_bert_implementation() {
     #[cfg(not(target_arch = "x86_64"))]
     let int8 = false;
     assert_eq!(embedder().is_int8(), int8, "int8 products exactly where the CPU has AVX2 and FMA");
+    let reference = SentenceEmbedder::from_dir(model_dir()).unwrap().no_query_adapter().reference().unwrap();
+    assert!(!reference.is_int8());
+    assert_eq!(reference.model_id(), exact.model_id(), "f32 vectors are cached under one key");
+    let expected = reference.embed(&texts).unwrap();
+    // The reference's vector of a text alone is the one it gives in the padded batch.
+    for (text, vector) in texts.iter().zip(&expected) {
+        let alone = reference.embed(&[text]).unwrap();
+        assert!(cosine(&alone[0], vector) > 0.99999, "{text}: padding moved the reference's vector");
+    }
     let defaults = embedder().embed(&texts).unwrap();
     let ours = exact.embed(&texts).unwrap();
-    let dir = model_dir();
-    let config: Config =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
-    let device = Device::Cpu;
-    let weights = dir.join("model.safetensors");
-    // SAFETY: the test's model file is not changed while it runs.
-    let vb =
-        unsafe { candle_nn::VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device) }.unwrap();
-    let reference = BertModel::load(vb, &config).unwrap();
-    let mut tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
-    // Each text alone, unpadded (the file pads to a fixed length).
-    tokenizer.with_padding(None);
-    for ((text, ours), default) in texts.iter().zip(&ours).zip(&defaults) {
-        let ids = tokenizer.encode(*text, true).unwrap().get_ids().to_vec();
-        let ids = Tensor::new(ids.as_slice(), &device).unwrap().unsqueeze(0).unwrap();
-        let hidden = reference.forward(&ids, &ids.zeros_like().unwrap(), None).unwrap();
-        let mean = hidden.mean(1).unwrap().squeeze(0).unwrap().to_vec1::<f32>().unwrap();
-        let norm = cosine(&mean, &mean).sqrt();
-        let expected: Vec<f32> = mean.iter().map(|x| x / norm).collect();
-        let similarity = cosine(ours, &expected);
+    for (((text, ours), default), expected) in texts.iter().zip(&ours).zip(&defaults).zip(&expected) {
+        let similarity = cosine(ours, expected);
         assert!(similarity > 0.99999, "{text}: cosine {similarity} with the reference");
-        let similarity = cosine(default, &expected);
+        let similarity = cosine(default, expected);
         let floor = if int8 { 0.998 } else { 0.99999 };
         assert!(similarity > floor, "{text}: cosine {similarity} with the reference (int8: {int8})");
     }

@@ -43,15 +43,11 @@
 //! `cargo run --release --example bench_search` (results in `bench/`).
 
 mod analyze;
-#[cfg(feature = "embeddings")]
-mod approx;
-#[cfg(feature = "embeddings")]
-mod bert;
 mod corpus;
 mod dense;
-mod index;
 #[cfg(feature = "embeddings")]
-mod int8;
+mod encoder;
+mod index;
 mod intent;
 pub(crate) mod meta;
 mod rank;

@@ -5,12 +5,12 @@ use std::path::Path;
 
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::Config;
+use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::models::ModelWrapper;
 use tokenizers::{Tokenizer, TruncationParams};
 
-use super::bert::{Bert, Products, Scratch};
 use super::dense::{EmbedError, Embedder, HybridRanker};
+use super::encoder::{Bert, Products, Scratch};
 use super::spell::Vocabulary;
 
 /// How a sentence's token vectors become one vector (`1_Pooling/config.json`).
@@ -48,6 +48,29 @@ impl Prompts {
             names.iter().find_map(|name| named(name)).or(default).unwrap_or_default().to_owned()
         };
         Ok(Prompts { query: pick(&["query"]), document: pick(&["document", "passage", "corpus"]) })
+    }
+}
+
+/// What runs the model's layers.
+enum Encoder {
+    /// This crate's encoder (`bert.rs`): int8 or f32 products, fused passes between them.
+    Own(Bert),
+    /// `candle_transformers`' `BertModel` as published, f32 products
+    /// ([`SentenceEmbedder::reference`]).
+    Library(BertModel),
+}
+
+impl Encoder {
+    fn is_int8(&self) -> bool {
+        matches!(self, Encoder::Own(bert) if bert.is_int8())
+    }
+
+    /// The last layer's token vectors, `(batch, tokens, hidden)`.
+    fn forward(&self, ids: &Tensor, mask: &Tensor, scratch: &mut Scratch) -> candle_core::Result<Tensor> {
+        match self {
+            Encoder::Own(bert) => bert.forward(ids, mask, scratch),
+            Encoder::Library(bert) => bert.forward(ids, &ids.zeros_like()?, Some(mask)),
+        }
     }
 }
 
@@ -101,7 +124,7 @@ fn small_products_on_one_thread() {
 ///     .expect("the server builds");
 /// ```
 pub struct SentenceEmbedder {
-    model: Bert,
+    model: Encoder,
     dir: std::path::PathBuf,
     tokenizer: Tokenizer,
     pooling: Pooling,
@@ -207,9 +230,24 @@ impl SentenceEmbedder {
     pub fn exact(mut self) -> Result<SentenceEmbedder, EmbedError> {
         // Only the weights are loaded again: the tokenizer, its cut and the files' digests stay.
         let (config, _) = read_config(&self.dir)?;
-        self.model = load_weights(&self.dir, &config, Products::Exact)?;
+        self.model = load_weights(&self.dir, &config, Kind::Own(Products::Exact))?;
         let tokens = self.tokenizer.get_truncation().map_or(0, |t| t.max_length);
         self.id = fingerprint(&self.files, tokens, self.pooling, &self.prompts, self.model.is_int8());
+        Ok(self)
+    }
+
+    /// The same model run by `candle_transformers`' `BertModel` as published, with f32
+    /// products: none of this crate's own encoder kernels (`deferred/encoder`) is used. This is
+    /// the reference the own encoder is tested and fuzzed against (`scripts/fuzz.sh encoder`),
+    /// and an escape hatch should a CPU ever give the own kernels' vectors a doubt; it embeds a
+    /// catalog about three times slower (`bench/encoder.md`). Its
+    /// vectors are [`exact`](SentenceEmbedder::exact)'s (cosine above 0.99999) and are cached
+    /// under the same key. The weights are loaded again.
+    pub fn reference(mut self) -> Result<SentenceEmbedder, EmbedError> {
+        let (config, _) = read_config(&self.dir)?;
+        self.model = load_weights(&self.dir, &config, Kind::Library)?;
+        let tokens = self.tokenizer.get_truncation().map_or(0, |t| t.max_length);
+        self.id = fingerprint(&self.files, tokens, self.pooling, &self.prompts, false);
         Ok(self)
     }
 
@@ -278,7 +316,7 @@ impl SentenceEmbedder {
                 };
                 (files(), whole_words(&tokenizer))
             });
-            let model = load_weights(dir, &config, products);
+            let model = load_weights(dir, &config, Kind::Own(products));
             (model, files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (model, files) = (model?, files?);
@@ -350,16 +388,26 @@ fn read_config(dir: &Path) -> Result<(Config, u64), EmbedError> {
     Ok((config, max_positions))
 }
 
-/// Loads the weights in `dir` (`model.safetensors`, memory-mapped) as a BERT model with
-/// `products`.
-fn load_weights(dir: &Path, config: &Config, products: Products) -> Result<Bert, EmbedError> {
+/// Which encoder [`load_weights`] builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Own(Products),
+    Library,
+}
+
+/// Loads the weights in `dir` (`model.safetensors`, memory-mapped) as the encoder `kind`.
+fn load_weights(dir: &Path, config: &Config, kind: Kind) -> Result<Encoder, EmbedError> {
     let weights = dir.join("model.safetensors");
     small_products_on_one_thread();
     // SAFETY: the weights file is memory-mapped read-only; it must not change while the model
     // is loaded (candle's documented requirement for `from_mmaped_safetensors`).
     let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
         .map_err(|e| format!("{}: {e}", weights.display()))?;
-    Bert::load(vb, config, products).map_err(|e| format!("{}: {e}", weights.display()).into())
+    let encoder = match kind {
+        Kind::Own(products) => Bert::load(vb, config, products).map(Encoder::Own),
+        Kind::Library => BertModel::load(vb, config).map(Encoder::Library),
+    };
+    encoder.map_err(|e| format!("{}: {e}", weights.display()).into())
 }
 
 /// The cache key of a model's vectors: the digests of its weights and tokenizer (not a sample:

@@ -40,7 +40,7 @@ const TASK_ROWS: usize = 48;
 
 /// The instructions an [`Int8Linear`] runs on; both give the same results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kernel {
+pub(in crate::deferred) enum Kernel {
     /// AVX-512 F, BW and VNNI.
     Vnni,
     /// AVX2 and FMA.
@@ -95,7 +95,9 @@ pub(super) struct Int8Linear {
 impl Int8Linear {
     /// Quantises `weight` (`(outputs, inner)`) for this CPU's kernel; `None` if the shape does
     /// not suit the tiles (inner dimension a multiple of 32, outputs a multiple of 16) or the
-    /// CPU runs no kernel.
+    /// CPU runs no kernel. (The encoder calls [`with_kernel`](Self::with_kernel) with
+    /// [`Kernel::detect`]'s.)
+    #[cfg(test)]
     pub(super) fn new(weight: &Tensor, bias: Option<&Tensor>) -> Result<Option<Int8Linear>> {
         match Kernel::detect() {
             Some(kernel) => Int8Linear::with_kernel(weight, bias, kernel),
@@ -273,10 +275,11 @@ impl Quantised {
         scales.resize(input.len() / GROUP, 0.0);
         let task = TASK_ROWS * inner;
         let scales = scales.par_chunks_mut(task / GROUP);
-        // SAFETY (both arms): the kernel runs here (an `Int8Linear` was made for it).
         #[cfg(target_arch = "x86_64")]
         match kernel {
+            // SAFETY: the CPU has AVX-512 F (the VNNI kernel is only chosen where it runs).
             Kernel::Vnni => unsafe { quantise_groups(values, scales, input, task, quantise_input_group) },
+            // SAFETY: the CPU has AVX2 (the AVX2 kernel is only chosen where it runs).
             Kernel::Avx2 => unsafe { quantise_groups(wide, scales, input, task, quantise_input_group_avx2) },
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -320,9 +323,11 @@ unsafe fn quantise_groups<T: Send + Clone + Default>(
 unsafe fn quantise_input_group(group: &[f32], out: &mut [u8]) -> f32 {
     use std::arch::x86_64::*;
     debug_assert!(group.len() == GROUP && out.len() == GROUP);
-    // SAFETY: 32 values in `group`.
-    let (low, high) =
-        unsafe { (_mm512_loadu_ps(group.as_ptr()), _mm512_loadu_ps(group.as_ptr().add(LANES))) };
+    let (low, high) = group[..GROUP].split_at(LANES);
+    // SAFETY: `low` holds 16 values (the slice above is bounds-checked).
+    let low = unsafe { _mm512_loadu_ps(low.as_ptr()) };
+    // SAFETY: `high` holds 16 values.
+    let high = unsafe { _mm512_loadu_ps(high.as_ptr()) };
     let max = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(low), _mm512_abs_ps(high)));
     let inverse = _mm512_set1_ps(if max > 0.0 { 127.0 / max } else { 0.0 });
     let offset = _mm512_set1_epi32(128);
@@ -334,11 +339,11 @@ unsafe fn quantise_input_group(group: &[f32], out: &mut [u8]) -> f32 {
             _mm512_min_epi32(_mm512_max_epi32(rounded, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
         _mm512_cvtepi32_epi8(_mm512_add_epi32(clamped, offset))
     };
-    // SAFETY: 32 bytes in `out`.
-    unsafe {
-        _mm_storeu_si128(out.as_mut_ptr().cast(), quantise(low));
-        _mm_storeu_si128(out.as_mut_ptr().add(LANES).cast(), quantise(high));
-    }
+    let (low_out, high_out) = out[..GROUP].split_at_mut(LANES);
+    // SAFETY: `low_out` holds 16 bytes (the slice above is bounds-checked), the store's width.
+    unsafe { _mm_storeu_si128(low_out.as_mut_ptr().cast(), quantise(low)) };
+    // SAFETY: `high_out` holds 16 bytes.
+    unsafe { _mm_storeu_si128(high_out.as_mut_ptr().cast(), quantise(high)) };
     max / 127.0
 }
 
@@ -371,34 +376,40 @@ unsafe fn tiles(
         while row < rows {
             let count = (rows - row).min(TILE_ROWS);
             let at = Tile { first: first + row, out_row: row, block: unit, residual };
-            // SAFETY: as for `tiles`; the tile lies within `out` and the input.
-            unsafe {
-                match (layer.kernel, count, vectors) {
-                    (Kernel::Vnni, 6, 2) => tile::<6, 2>(layer, input, &at, out),
-                    (Kernel::Vnni, 5, 2) => tile::<5, 2>(layer, input, &at, out),
-                    (Kernel::Vnni, 4, 2) => tile::<4, 2>(layer, input, &at, out),
-                    (Kernel::Vnni, 3, 2) => tile::<3, 2>(layer, input, &at, out),
-                    (Kernel::Vnni, 2, 2) => tile::<2, 2>(layer, input, &at, out),
-                    (Kernel::Vnni, 1, 2) => tile::<1, 2>(layer, input, &at, out),
-                    (Kernel::Vnni, 6, _) => tile::<6, 1>(layer, input, &at, out),
-                    (Kernel::Vnni, 5, _) => tile::<5, 1>(layer, input, &at, out),
-                    (Kernel::Vnni, 4, _) => tile::<4, 1>(layer, input, &at, out),
-                    (Kernel::Vnni, 3, _) => tile::<3, 1>(layer, input, &at, out),
-                    (Kernel::Vnni, 2, _) => tile::<2, 1>(layer, input, &at, out),
-                    (Kernel::Vnni, _, _) => tile::<1, 1>(layer, input, &at, out),
-                    (Kernel::Avx2, 6, _) => tile_avx2::<6>(layer, input, &at, out),
-                    (Kernel::Avx2, 5, _) => tile_avx2::<5>(layer, input, &at, out),
-                    (Kernel::Avx2, 4, _) => tile_avx2::<4>(layer, input, &at, out),
-                    (Kernel::Avx2, 3, _) => tile_avx2::<3>(layer, input, &at, out),
-                    (Kernel::Avx2, 2, _) => tile_avx2::<2>(layer, input, &at, out),
-                    (Kernel::Avx2, _, _) => tile_avx2::<1>(layer, input, &at, out),
-                }
-            }
+            let kernel: TileKernel = match (layer.kernel, count, vectors) {
+                (Kernel::Vnni, 6, 2) => tile::<6, 2>,
+                (Kernel::Vnni, 5, 2) => tile::<5, 2>,
+                (Kernel::Vnni, 4, 2) => tile::<4, 2>,
+                (Kernel::Vnni, 3, 2) => tile::<3, 2>,
+                (Kernel::Vnni, 2, 2) => tile::<2, 2>,
+                (Kernel::Vnni, 1, 2) => tile::<1, 2>,
+                (Kernel::Vnni, 6, _) => tile::<6, 1>,
+                (Kernel::Vnni, 5, _) => tile::<5, 1>,
+                (Kernel::Vnni, 4, _) => tile::<4, 1>,
+                (Kernel::Vnni, 3, _) => tile::<3, 1>,
+                (Kernel::Vnni, 2, _) => tile::<2, 1>,
+                (Kernel::Vnni, _, _) => tile::<1, 1>,
+                (Kernel::Avx2, 6, _) => tile_avx2::<6>,
+                (Kernel::Avx2, 5, _) => tile_avx2::<5>,
+                (Kernel::Avx2, 4, _) => tile_avx2::<4>,
+                (Kernel::Avx2, 3, _) => tile_avx2::<3>,
+                (Kernel::Avx2, 2, _) => tile_avx2::<2>,
+                (Kernel::Avx2, _, _) => tile_avx2::<1>,
+            };
+            // SAFETY: as the caller of `tiles` promised, the CPU runs the layer's kernel and
+            // `out` and the input hold the rows; this tile's `count` rows from `row` are among
+            // them (`count` ≤ rows − row) and its `vectors` units from `unit` among the
+            // layer's (`vectors` ≤ units − unit).
+            unsafe { kernel(layer, input, &at, out) };
             row += count;
         }
         unit += vectors;
     }
 }
+
+/// A tile's kernel: [`tile`] or [`tile_avx2`] for one shape.
+#[cfg(target_arch = "x86_64")]
+type TileKernel = unsafe fn(&Int8Linear, &Quantised, &Tile<'_>, &mut [f32]);
 
 /// Where a tile is: its first input row, the same row in `out`, its first unit of columns (a
 /// block of 16, or 8 for AVX2); and the values to add to `out` (laid out as `out`), if any.
@@ -440,13 +451,18 @@ unsafe fn tile<const R: usize, const V: usize>(
             let mut w = [_mm512_setzero_si512(); V];
             for (v, w) in w.iter_mut().enumerate() {
                 let vector = (((at.block + v) * groups + g) * (GROUP / 4) + step) * 4 * LANES;
-                // SAFETY: the vector lies within the weights (blocks checked above).
-                *w = unsafe { _mm512_loadu_si512(weights.add(vector).cast()) };
+                let at_vector = weights.wrapping_add(vector).cast();
+                // SAFETY: the 64 bytes from `vector` lie within the weights: the layer's blocks
+                // hold `groups · 8` vectors of 64 bytes each, and the block is the layer's
+                // (the caller's promise).
+                *w = unsafe { _mm512_loadu_si512(at_vector) };
             }
             for (r, sums) in sums.iter_mut().enumerate() {
                 let from = (at.first + r) * inner + g * GROUP + step * 4;
-                // SAFETY: four bytes of the row's group.
-                let four = unsafe { values.add(from).cast::<i32>().read_unaligned() };
+                let at_four = values.wrapping_add(from).cast::<i32>();
+                // SAFETY: the four bytes from `from` are in the row's group, and the row is in
+                // the input (the caller's promise).
+                let four = unsafe { at_four.read_unaligned() };
                 let four = _mm512_set1_epi32(four);
                 for (sum, &w) in sums.iter_mut().zip(&w) {
                     *sum = _mm512_dpbusd_epi32(*sum, four, w);
@@ -455,13 +471,11 @@ unsafe fn tile<const R: usize, const V: usize>(
         }
         for v in 0..V {
             let at_scales = ((at.block + v) * groups + g) * 2 * LANES;
-            // SAFETY: the block's scales and corrections for the group.
-            let (scale, correction) = unsafe {
-                (
-                    _mm512_loadu_ps(layer.scales.as_ptr().add(at_scales)),
-                    _mm512_loadu_ps(layer.scales.as_ptr().add(at_scales + LANES)),
-                )
-            };
+            let (scales, corrections) = layer.scales[at_scales..at_scales + 2 * LANES].split_at(LANES);
+            // SAFETY: `scales` holds the block's 16 scales for the group (bounds-checked slice).
+            let scale = unsafe { _mm512_loadu_ps(scales.as_ptr()) };
+            // SAFETY: `corrections` holds the block's 16 corrections for the group.
+            let correction = unsafe { _mm512_loadu_ps(corrections.as_ptr()) };
             for r in 0..R {
                 let corrected = _mm512_fmsub_ps(scale, _mm512_cvtepi32_ps(sums[r][v]), correction);
                 let input_scale = _mm512_set1_ps(input.scales[(at.first + r) * groups + g]);
@@ -474,12 +488,16 @@ unsafe fn tile<const R: usize, const V: usize>(
         for (v, &total) in totals.iter().enumerate() {
             let column = (at.block + v) * LANES;
             let total = match &layer.bias {
-                // SAFETY: 16 biases of the block.
-                Some(bias) => _mm512_add_ps(total, unsafe { _mm512_loadu_ps(bias.as_ptr().add(column)) }),
+                Some(bias) => {
+                    let biases = &bias[column..column + LANES];
+                    // SAFETY: `biases` holds 16 values (bounds-checked slice).
+                    _mm512_add_ps(total, unsafe { _mm512_loadu_ps(biases.as_ptr()) })
+                }
                 None => total,
             };
-            // SAFETY: 16 outputs of the row, within `out`.
-            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(row + column), total) };
+            let stored = &mut out[row + column..row + column + LANES];
+            // SAFETY: `stored` holds 16 values (bounds-checked slice).
+            unsafe { _mm512_storeu_ps(stored.as_mut_ptr(), total) };
         }
         let columns = row + at.block * LANES..row + (at.block + V) * LANES;
         finish(layer, &mut out[columns.clone()], at.residual.map(|r| &r[columns]));
@@ -514,8 +532,9 @@ unsafe fn quantise_input_group_avx2(group: &[f32], out: &mut [u16]) -> f32 {
     debug_assert!(group.len() == GROUP && out.len() == GROUP);
     let mut quarters = [_mm256_setzero_ps(); 4];
     for (n, quarter) in quarters.iter_mut().enumerate() {
-        // SAFETY: 32 values in `group`.
-        *quarter = unsafe { _mm256_loadu_ps(group.as_ptr().add(n * 8)) };
+        let eight = &group[n * 8..n * 8 + 8];
+        // SAFETY: `eight` holds 8 values (bounds-checked slice).
+        *quarter = unsafe { _mm256_loadu_ps(eight.as_ptr()) };
     }
     let sign = _mm256_set1_ps(-0.0);
     let largest =
@@ -538,8 +557,9 @@ unsafe fn quantise_input_group_avx2(group: &[f32], out: &mut [u16]) -> f32 {
         // puts them back in order.
         let packed = _mm256_packs_epi32(quantise(quarters[2 * n]), quantise(quarters[2 * n + 1]));
         let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
-        // SAFETY: 32 values in `out`.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(n * 16).cast(), ordered) };
+        let sixteen = &mut out[n * 16..n * 16 + 16];
+        // SAFETY: `sixteen` holds 16 values of 16 bits (bounds-checked slice), the store's 32 bytes.
+        unsafe { _mm256_storeu_si256(sixteen.as_mut_ptr().cast(), ordered) };
     }
     max / 127.0
 }
@@ -573,17 +593,20 @@ unsafe fn tile_avx2<const R: usize>(layer: &Int8Linear, input: &Quantised, at: &
             // The 64-byte vector of the block's 16 columns; this half's 8 columns are its
             // bytes 32 · half.., 4 columns to 16 bytes.
             let vector = ((block * groups + g) * (GROUP / 4) + step) * 4 * LANES + half * 2 * LANES;
-            // SAFETY: the 32 bytes lie within the weights (columns checked above).
-            let w = unsafe {
-                [
-                    _mm256_cvtepi8_epi16(_mm_loadu_si128(weights.add(vector).cast())),
-                    _mm256_cvtepi8_epi16(_mm_loadu_si128(weights.add(vector + LANES).cast())),
-                ]
-            };
+            let (first, second) = (weights.wrapping_add(vector), weights.wrapping_add(vector + LANES));
+            // SAFETY: the 16 bytes from `vector` lie within the weights: the layer's blocks hold
+            // `groups · 8` vectors of 64 bytes each, this half's 32 bytes start at `vector`,
+            // and the columns are the layer's (the caller's promise).
+            let first = unsafe { _mm_loadu_si128(first.cast()) };
+            // SAFETY: the next 16 bytes, the half's other 16.
+            let second = unsafe { _mm_loadu_si128(second.cast()) };
+            let w = [_mm256_cvtepi8_epi16(first), _mm256_cvtepi8_epi16(second)];
             for (r, sums) in sums.iter_mut().enumerate() {
                 let from = (at.first + r) * inner + g * GROUP + step * 4;
-                // SAFETY: four values (8 bytes) of the row's group.
-                let four = unsafe { values.add(from).cast::<i64>().read_unaligned() };
+                let at_four = values.wrapping_add(from).cast::<i64>();
+                // SAFETY: the four values (8 bytes) from `from` are in the row's group, and the
+                // row is in the input (the caller's promise).
+                let four = unsafe { at_four.read_unaligned() };
                 let four = _mm256_set1_epi64x(four);
                 for (sum, &w) in sums.iter_mut().zip(&w) {
                     *sum = _mm256_add_epi32(*sum, _mm256_madd_epi16(four, w));
@@ -591,13 +614,12 @@ unsafe fn tile_avx2<const R: usize>(layer: &Int8Linear, input: &Quantised, at: &
             }
         }
         let at_scales = (block * groups + g) * 2 * LANES + half * HALF;
-        // SAFETY: the 8 columns' scales and corrections for the group.
-        let (scale, correction) = unsafe {
-            (
-                _mm256_loadu_ps(layer.scales.as_ptr().add(at_scales)),
-                _mm256_loadu_ps(layer.scales.as_ptr().add(at_scales + LANES)),
-            )
-        };
+        let scales = &layer.scales[at_scales..at_scales + HALF];
+        let corrections = &layer.scales[at_scales + LANES..at_scales + LANES + HALF];
+        // SAFETY: `scales` holds the 8 columns' scales for the group (bounds-checked slice).
+        let scale = unsafe { _mm256_loadu_ps(scales.as_ptr()) };
+        // SAFETY: `corrections` holds their 8 corrections.
+        let correction = unsafe { _mm256_loadu_ps(corrections.as_ptr()) };
         for (r, (sums, total)) in sums.iter().zip(totals.iter_mut()).enumerate() {
             // Columns 0, 1, 4, 5 | 2, 3, 6, 7 from the pairs; the permutation puts them in order.
             let sum = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_hadd_epi32(sums[0], sums[1]));
@@ -610,12 +632,16 @@ unsafe fn tile_avx2<const R: usize>(layer: &Int8Linear, input: &Quantised, at: &
         let row = (at.out_row + r) * layer.outputs;
         let column = at.block * HALF;
         let total = match &layer.bias {
-            // SAFETY: 8 biases of the columns.
-            Some(bias) => _mm256_add_ps(total, unsafe { _mm256_loadu_ps(bias.as_ptr().add(column)) }),
+            Some(bias) => {
+                let biases = &bias[column..column + HALF];
+                // SAFETY: `biases` holds 8 values (bounds-checked slice).
+                _mm256_add_ps(total, unsafe { _mm256_loadu_ps(biases.as_ptr()) })
+            }
             None => total,
         };
-        // SAFETY: 8 outputs of the row, within `out`.
-        unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(row + column), total) };
+        let stored = &mut out[row + column..row + column + HALF];
+        // SAFETY: `stored` holds 8 values (bounds-checked slice).
+        unsafe { _mm256_storeu_ps(stored.as_mut_ptr(), total) };
         finish(layer, &mut out[row + column..][..HALF], at.residual.map(|r| &r[row + column..][..HALF]));
     }
 }

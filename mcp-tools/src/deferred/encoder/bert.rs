@@ -1,4 +1,4 @@
-//! The BERT encoder [`SentenceEmbedder`](super::SentenceEmbedder) runs: matrix products (int8
+//! The BERT encoder [`SentenceEmbedder`](crate::deferred::SentenceEmbedder) runs: matrix products (int8
 //! ones of [`Int8Linear`] on x86-64 CPUs with AVX2 and FMA or with AVX-512 VNNI, the same
 //! numbers on either; f32 ones by gemm, as candle's, on other CPUs or on request),
 //! with the work between them done in fewer, parallel passes than `candle_transformers`' model
@@ -29,11 +29,11 @@ use candle_transformers::models::bert::{Config, HiddenAct};
 use rayon::prelude::*;
 
 use super::approx::{exp_non_positive, gelu};
-use super::int8::{Int8Linear, Quantised, contiguous_f32};
+use super::int8::{Int8Linear, Kernel, Quantised, contiguous_f32};
 
 /// A BERT encoder (absolute positions), loaded from a checkpoint with the usual names
 /// (`embeddings.*`, `encoder.layer.N.*`, with or without the model type as prefix).
-pub(super) struct Bert {
+pub(in crate::deferred) struct Bert {
     words: Embedding,
     positions: Tensor,
     /// Every token is of type 0: its embedding row, added to all.
@@ -96,7 +96,7 @@ impl RowNorm {
 /// batch to the next by whoever embeds (a batch's ~20 MB allocated anew at each step were handed
 /// back to the system by the allocator and faulted in again, page by page).
 #[derive(Default)]
-pub(super) struct Scratch {
+pub(in crate::deferred) struct Scratch {
     qkv: Vec<f32>,
     context: Vec<f32>,
     attended: Vec<f32>,
@@ -112,12 +112,16 @@ fn sized(buffer: &mut Vec<f32>, len: usize) -> &mut [f32] {
 
 /// How the linear layers multiply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Products {
+pub(in crate::deferred) enum Products {
     /// f32, as the model was trained (candle's products).
     Exact,
     /// int8 weights and inputs in groups of 32 ([`Int8Linear`]) where the CPU runs one of its
     /// kernels (AVX2 and FMA, or AVX-512 VNNI) and the layer's shape suits it, f32 otherwise.
     Int8,
+    /// [`Int8`](Self::Int8) on the given kernel (the fastest the CPU runs is the default), for
+    /// tests of each kernel the CPU runs.
+    #[cfg(test)]
+    Int8On(Kernel),
 }
 
 /// A linear layer, multiplied in f32 or int8.
@@ -128,8 +132,14 @@ enum Product {
 
 impl Product {
     fn new(weight: Tensor, bias: Option<Tensor>, products: Products) -> Result<Product> {
-        if products == Products::Int8
-            && let Some(layer) = Int8Linear::new(&weight, bias.as_ref())?
+        let kernel = match products {
+            Products::Exact => None,
+            Products::Int8 => Kernel::detect(),
+            #[cfg(test)]
+            Products::Int8On(kernel) => Some(kernel),
+        };
+        if let Some(kernel) = kernel
+            && let Some(layer) = Int8Linear::with_kernel(&weight, bias.as_ref(), kernel)?
         {
             return Ok(Product::Int8(layer));
         }
@@ -267,7 +277,7 @@ enum Activation {
 }
 
 impl Bert {
-    pub(super) fn load(vb: VarBuilder, config: &Config, products: Products) -> Result<Bert> {
+    pub(in crate::deferred) fn load(vb: VarBuilder, config: &Config, products: Products) -> Result<Bert> {
         match Bert::load_under(vb.clone(), config, products) {
             Ok(bert) => Ok(bert),
             Err(first) => match &config.model_type {
@@ -349,7 +359,7 @@ impl Bert {
     }
 
     /// Whether the linear layers run int8 products.
-    pub(super) fn is_int8(&self) -> bool {
+    pub(in crate::deferred) fn is_int8(&self) -> bool {
         self.layers
             .iter()
             .any(|l| [&l.qkv, &l.attention_out, &l.intermediate, &l.output].iter().any(|p| p.is_int8()))
@@ -358,7 +368,12 @@ impl Bert {
     /// The last layer's token vectors, `(batch, tokens, hidden)`, for `ids` and `mask`
     /// (`(batch, tokens)`, 1 for a token, 0 for padding). Layers with int8 products run on the
     /// buffers of `scratch`.
-    pub(super) fn forward(&self, ids: &Tensor, mask: &Tensor, scratch: &mut Scratch) -> Result<Tensor> {
+    pub(in crate::deferred) fn forward(
+        &self,
+        ids: &Tensor,
+        mask: &Tensor,
+        scratch: &mut Scratch,
+    ) -> Result<Tensor> {
         self.forward_on(ids, mask, Some(scratch))
     }
 
@@ -739,75 +754,25 @@ mod tests {
         out
     }
 
-    /// Heads of 32 dimensions (summed 32 at a time) and of 16 (one by one), tokens and keys
-    /// that leave partial blocks, padding that is not attended.
-    /// Deterministic values around `center`, up to `spread` away.
-    fn values(count: usize, seed: u64, center: f32, spread: f32) -> Vec<f32> {
-        let mut state = seed;
-        (0..count)
-            .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                center + spread * ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0
-            })
-            .collect()
-    }
-
     #[test]
     fn layers_on_scratch_buffers_match_the_same_layers_in_candle_operations() {
         let device = candle_core::Device::Cpu;
-        let config = Config {
-            vocab_size: 50,
-            hidden_size: 64,
-            num_hidden_layers: 2,
-            num_attention_heads: 4,
-            intermediate_size: 128,
-            max_position_embeddings: 16,
-            ..Config::default()
+        // Weights as the fuzz target makes them (checkpoint names, random values of trained
+        // sizes).
+        let shape = super::super::fuzz::Shape {
+            layers: 2,
+            heads: 4,
+            head_size: 16,
+            intermediate: 128,
+            activation: HiddenAct::Gelu,
+            seed: 1,
         };
-        let (hidden, inner) = (config.hidden_size, config.intermediate_size);
-        let mut tensors = std::collections::HashMap::new();
-        let mut seed = 0;
-        let mut add = |name: String, shape: &[usize], center: f32, spread: f32| {
-            seed += 1;
-            let data = values(shape.iter().product(), seed, center, spread);
-            tensors.insert(name, Tensor::from_vec(data, shape, &device).unwrap());
-        };
-        add("embeddings.word_embeddings.weight".into(), &[config.vocab_size, hidden], 0.0, 1.0);
-        add("embeddings.position_embeddings.weight".into(), &[16, hidden], 0.0, 0.3);
-        add("embeddings.token_type_embeddings.weight".into(), &[2, hidden], 0.0, 0.1);
-        for layer in 0..config.num_hidden_layers {
-            let at = |name: &str| format!("encoder.layer.{layer}.{name}");
-            for part in [
-                "attention.self.query",
-                "attention.self.key",
-                "attention.self.value",
-                "attention.output.dense",
-            ] {
-                add(at(&format!("{part}.weight")), &[hidden, hidden], 0.0, 0.2);
-                add(at(&format!("{part}.bias")), &[hidden], 0.0, 0.1);
-            }
-            add(at("intermediate.dense.weight"), &[inner, hidden], 0.0, 0.2);
-            add(at("intermediate.dense.bias"), &[inner], 0.0, 0.1);
-            add(at("output.dense.weight"), &[hidden, inner], 0.0, 0.2);
-            add(at("output.dense.bias"), &[hidden], 0.0, 0.1);
-        }
-        for norm in (0..config.num_hidden_layers)
-            .flat_map(|l| {
-                [format!("encoder.layer.{l}.attention.output"), format!("encoder.layer.{l}.output")]
-            })
-            .chain(["embeddings".to_owned()])
-        {
-            add(format!("{norm}.LayerNorm.weight"), &[hidden], 1.0, 0.2);
-            add(format!("{norm}.LayerNorm.bias"), &[hidden], 0.0, 0.1);
-        }
+        let (config, tensors) = (shape.config(), shape.tensors());
         for products in [Products::Exact, Products::Int8] {
             let vb = VarBuilder::from_tensors(tensors.clone(), DType::F32, &device);
             let bert = Bert::load(vb, &config, products).unwrap();
             // Without an int8 kernel (AVX2 at least), int8 products are f32 ones.
-            assert_eq!(
-                bert.is_int8(),
-                products == Products::Int8 && super::super::int8::Kernel::detect().is_some()
-            );
+            assert_eq!(bert.is_int8(), products == Products::Int8 && Kernel::detect().is_some());
             assert!(
                 bert.layers.iter().all(|l| l.norms.is_some()),
                 "GELU: every layer runs on scratch buffers"
