@@ -34,7 +34,7 @@
 //! (a crate's sources are a few hundred files: microseconds of work, and no platform-specific
 //! watcher).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
@@ -69,6 +69,12 @@ const OWN: &str = "mcp-tools-dev:";
 /// the three catalog requests.
 const OWN_MESSAGES: usize = 8;
 
+/// Server→host requests (sampling, elicitation, roots) remembered until the host answers: a
+/// host that never answers, or servers that keep asking, cannot grow the proxy without bound.
+/// The oldest is forgotten first (its answer, if it ever comes, goes to the current server,
+/// which does not know the id and drops it).
+const MAX_ASKED: usize = 1024;
+
 /// One line read: its bytes, or the length of a line over the message limit (discarded as it
 /// was read).
 type Line = Result<Vec<u8>, usize>;
@@ -100,8 +106,9 @@ struct Session {
     catalog: Option<[Value; 3]>,
     /// Catalogs being collected, by generation.
     collecting: HashMap<u64, [Option<Value>; 3]>,
-    /// Server→host requests in flight: proxy id → (generation, the server's id).
-    asked: HashMap<String, (u64, Value)>,
+    /// Server→host requests in flight: the number of the proxy's id (`dev-N`) → (generation,
+    /// the server's id). At most [`MAX_ASKED`]: past that, the oldest is forgotten.
+    asked: BTreeMap<u64, (u64, Value)>,
     next_id: u64,
 }
 
@@ -315,7 +322,8 @@ fn from_host(message: Vec<u8>, session: &mut Session, current: u64) -> Option<Ve
         (Some("notifications/initialized"), None) => session.initialized = true,
         (None, Some(id)) => {
             if let Ok(id) = serde_json::from_str::<String>(id.get())
-                && let Some((generation, original)) = session.asked.remove(&id)
+                && let Some(number) = id.strip_prefix("dev-").and_then(|n| n.parse::<u64>().ok())
+                && let Some((generation, original)) = session.asked.remove(&number)
             {
                 if generation != current {
                     // The server that asked was replaced; it still runs until its calls finish,
@@ -353,9 +361,7 @@ fn from_server(from: u64, message: Vec<u8>, session: &mut Session, current: &Ser
     if let (Some(method), Some(id)) =
         (value.get("method").and_then(Value::as_str).map(str::to_owned), value.get("id").cloned())
     {
-        session.next_id += 1;
-        let proxy_id = format!("dev-{}", session.next_id);
-        session.asked.insert(proxy_id.clone(), (from, id));
+        let proxy_id = session.ask(from, id);
         value["id"] = json!(proxy_id);
         tracing::debug!(method, "a server request, forwarded with the proxy's id");
         to_host.send(serde_json::to_vec(&value).expect("JSON"));
@@ -364,6 +370,23 @@ fn from_server(from: u64, message: Vec<u8>, session: &mut Session, current: &Ser
     }
     if answered_initialize {
         collect_catalog(current, session);
+    }
+}
+
+impl Session {
+    /// Remembers server `from`'s request `id` on its way to the host; the id it goes with.
+    fn ask(&mut self, from: u64, id: Value) -> String {
+        self.next_id += 1;
+        if self.asked.len() >= MAX_ASKED
+            && let Some((oldest, _)) = self.asked.pop_first()
+        {
+            tracing::warn!(
+                oldest,
+                "dev: {MAX_ASKED} server requests unanswered by the host: the oldest is forgotten"
+            );
+        }
+        self.asked.insert(self.next_id, (from, id));
+        format!("dev-{}", self.next_id)
     }
 }
 
@@ -703,6 +726,24 @@ mod tests {
         assert!(files <= MAX_WALK_DEPTH + 1, "{files} files: the walk goes 32 folders deep at most");
         assert!(walked_whole(&dir.join("pkg")).unwrap().truncated, "and says so");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn requests_the_host_never_answers_are_bounded() {
+        let mut session = Session::default();
+        let ids: Vec<String> = (0..MAX_ASKED + 10).map(|i| session.ask(1, json!(i))).collect();
+        assert_eq!(session.asked.len(), MAX_ASKED, "the oldest are forgotten");
+        let answer = |id: &str| format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{}}}}"#).into_bytes();
+        // A remembered request's answer goes back with the server's own id...
+        let routed = from_host(answer(&ids[MAX_ASKED + 9]), &mut session, 1).expect("to the server");
+        let routed: Value = serde_json::from_slice(&routed).unwrap();
+        assert_eq!(routed["id"], json!(MAX_ASKED + 9));
+        assert_eq!(session.asked.len(), MAX_ASKED - 1);
+        // ...a forgotten one's goes on unchanged (the server drops an id it does not know),
+        // and an answer to a retired server's request goes nowhere.
+        let forgotten = from_host(answer(&ids[0]), &mut session, 1).expect("passed on");
+        assert_eq!(serde_json::from_slice::<Value>(&forgotten).unwrap()["id"], json!(ids[0]));
+        assert!(from_host(answer(&ids[20]), &mut session, 2).is_none());
     }
 
     #[test]
