@@ -33,7 +33,7 @@ use super::int8::{Int8Linear, Kernel, Quantised, contiguous_f32};
 
 /// A BERT encoder (absolute positions), loaded from a checkpoint with the usual names
 /// (`embeddings.*`, `encoder.layer.N.*`, with or without the model type as prefix).
-pub(in crate::deferred) struct Bert {
+pub(crate) struct Bert {
     words: Embedding,
     positions: Tensor,
     /// Every token is of type 0: its embedding row, added to all.
@@ -96,7 +96,7 @@ impl RowNorm {
 /// batch to the next by whoever embeds (a batch's ~20 MB allocated anew at each step were handed
 /// back to the system by the allocator and faulted in again, page by page).
 #[derive(Default)]
-pub(in crate::deferred) struct Scratch {
+pub(crate) struct Scratch {
     qkv: Vec<f32>,
     context: Vec<f32>,
     attended: Vec<f32>,
@@ -112,7 +112,7 @@ fn sized(buffer: &mut Vec<f32>, len: usize) -> &mut [f32] {
 
 /// How the linear layers multiply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::deferred) enum Products {
+pub(crate) enum Products {
     /// f32, as the model was trained (candle's products).
     Exact,
     /// int8 weights and inputs in groups of 32 ([`Int8Linear`]) where the CPU runs one of its
@@ -277,7 +277,7 @@ enum Activation {
 }
 
 impl Bert {
-    pub(in crate::deferred) fn load(vb: VarBuilder, config: &Config, products: Products) -> Result<Bert> {
+    pub(crate) fn load(vb: VarBuilder, config: &Config, products: Products) -> Result<Bert> {
         match Bert::load_under(vb.clone(), config, products) {
             Ok(bert) => Ok(bert),
             Err(first) => match &config.model_type {
@@ -359,7 +359,7 @@ impl Bert {
     }
 
     /// Whether the linear layers run int8 products.
-    pub(in crate::deferred) fn is_int8(&self) -> bool {
+    pub(crate) fn is_int8(&self) -> bool {
         self.layers
             .iter()
             .any(|l| [&l.qkv, &l.attention_out, &l.intermediate, &l.output].iter().any(|p| p.is_int8()))
@@ -368,12 +368,7 @@ impl Bert {
     /// The last layer's token vectors, `(batch, tokens, hidden)`, for `ids` and `mask`
     /// (`(batch, tokens)`, 1 for a token, 0 for padding). Layers with int8 products run on the
     /// buffers of `scratch`.
-    pub(in crate::deferred) fn forward(
-        &self,
-        ids: &Tensor,
-        mask: &Tensor,
-        scratch: &mut Scratch,
-    ) -> Result<Tensor> {
+    pub(crate) fn forward(&self, ids: &Tensor, mask: &Tensor, scratch: &mut Scratch) -> Result<Tensor> {
         self.forward_on(ids, mask, Some(scratch))
     }
 

@@ -40,7 +40,7 @@ const TASK_ROWS: usize = 48;
 
 /// The instructions an [`Int8Linear`] runs on; both give the same results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::deferred) enum Kernel {
+pub(crate) enum Kernel {
     /// AVX-512 F, BW and VNNI.
     Vnni,
     /// AVX2 and FMA.
