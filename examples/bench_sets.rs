@@ -26,6 +26,10 @@
 //! the same `--rankers`; `--weights 0.2:0.35,…` sets the rows of other lexical weights and
 //! similarity floors.
 //!
+//! `--loso` (with `--model`) evaluates a grid of the `HybridRanker` settings on every set and
+//! reports leave-one-set-out choices, the best point on all sets and the multi-step figures
+//! (`bench/retrieval-loso.md`, which gives the grid, the criterion and the command).
+//!
 //! Every ranker answers through `SearchIndex::search` with the default threshold, as
 //! `search_tools` does. For each set: *hit@5*, the share of tasks with a needed tool (or an
 //! equally right alternative) among the first 5 results; *recall@5*, the share of the needed tools
@@ -332,6 +336,7 @@ fn run() -> Result<(), String> {
     let mut dump: Option<String> = None;
     let mut also: Vec<PathBuf> = Vec::new();
     let mut outside = Outside::default();
+    let mut loso = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -348,9 +353,10 @@ fn run() -> Result<(), String> {
             "--record-texts" => outside.record = Some(value()?.into()),
             "--vectors" => outside.vectors = Some(value()?.into()),
             "--weights" => outside.weights = Some(parse_weights(&value()?)?),
+            "--loso" => loso = true,
             "--help" | "-h" => {
                 println!(
-                    "usage: bench_sets [--model DIR] [--also-model DIR]... [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--nestful FILE] [--only SET] [--dump RANKER] [--rankers RANKER] [--record-texts FILE | --vectors FILE] [--weights W:F,...]"
+                    "usage: bench_sets [--model DIR] [--also-model DIR]... [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--nestful FILE] [--only SET] [--dump RANKER] [--rankers RANKER] [--record-texts FILE | --vectors FILE] [--weights W:F,...] [--loso]"
                 );
                 return Ok(());
             }
@@ -375,6 +381,10 @@ fn run() -> Result<(), String> {
     }
     if wanted("nestful") {
         sets.push(public_set("nestful", &nestful)?);
+    }
+    if loso {
+        let dir = model.as_deref().ok_or("--loso needs --model")?;
+        return models::loso(dir, &sets);
     }
     let mut entries = vec![
         Entry::new("`Bm25fRanker::default()` (words)", Bm25fRanker::default()),
@@ -961,6 +971,10 @@ mod models {
     pub fn also_entries(_: &Path) -> Result<Vec<Entry>, String> {
         Err("--also-model needs `--features embeddings`".into())
     }
+
+    pub fn loso(_: &Path, _: &[Set]) -> Result<(), String> {
+        Err("--loso needs `--features embeddings`".into())
+    }
 }
 
 #[cfg(feature = "embeddings")]
@@ -1313,5 +1327,511 @@ mod models {
             ));
         }
         Ok(entries)
+    }
+
+    /// `--loso`: one point of the grid of settings (see [`grid`]).
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    struct Point {
+        lexical: f32,
+        floor: f32,
+        detail: f32,
+        split: bool,
+        drop: bool,
+        adapter: bool,
+        spelling: bool,
+    }
+
+    impl Point {
+        fn label(&self) -> String {
+            let on = |on: bool, yes: &str, no: &str| if on { yes.to_owned() } else { no.to_owned() };
+            format!(
+                "lexical {} · floor {} · detail {} · {} · {} · {} · {}",
+                self.lexical,
+                self.floor,
+                self.detail,
+                on(self.split, "steps", "no steps"),
+                on(self.drop, "values dropped", "values kept"),
+                on(self.adapter, "adapter", "no adapter"),
+                on(self.spelling, "spelling", "no spelling"),
+            )
+        }
+
+        /// How many settings differ from `other`'s (ties go to the point nearer the default).
+        fn differences(&self, other: &Point) -> usize {
+            [
+                self.lexical != other.lexical,
+                self.floor != other.floor,
+                self.detail != other.detail,
+                self.split != other.split,
+                self.drop != other.drop,
+                self.adapter != other.adapter,
+                self.spelling != other.spelling,
+            ]
+            .into_iter()
+            .filter(|d| *d)
+            .count()
+        }
+    }
+
+    /// `HybridRanker::lexical_weight` values of the grid.
+    const LEXICAL: [f32; 5] = [0.15, 0.2, 0.25, 0.3, 0.35];
+    /// `HybridRanker::min_similarity` values of the grid.
+    const FLOORS: [f32; 3] = [0.25, 0.3, 0.35];
+    /// `HybridRanker::detail_weight` values of the grid (0: one text a tool).
+    const DETAILS: [f32; 4] = [0.0, 0.2, 0.35, 0.5];
+
+    /// `HybridRanker::from_model`'s settings with the folder of `scripts/fetch-model.sh`.
+    const DEFAULT_POINT: Point = Point {
+        lexical: 0.25,
+        floor: 0.3,
+        detail: 0.35,
+        split: true,
+        drop: true,
+        adapter: true,
+        spelling: true,
+    };
+
+    /// Every combination: 5 lexical weights × 3 floors × 4 detail weights × the four switches
+    /// (steps, values dropped, query adapter, spelling correction) on and off: 960 points. All
+    /// of them reuse each set's tools' vectors (the two texts embedded once, mixed at each
+    /// detail weight) and each request's (kept in memory for the run).
+    fn grid() -> Vec<Point> {
+        let mut points = Vec::new();
+        for adapter in [true, false] {
+            for spelling in [true, false] {
+                for drop in [true, false] {
+                    for split in [true, false] {
+                        for detail in DETAILS {
+                            for lexical in LEXICAL {
+                                for floor in FLOORS {
+                                    points.push(Point {
+                                        lexical,
+                                        floor,
+                                        detail,
+                                        split,
+                                        drop,
+                                        adapter,
+                                        spelling,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        points
+    }
+
+    /// One set's figures at one point.
+    #[derive(Clone, Copy, Default)]
+    struct Figures {
+        hit5: f64,
+        mrr10: f64,
+        recall5: f64,
+        /// The share of [`OFF_TOPIC`] requests answered with no result.
+        silent: f64,
+        /// Tasks needing two tools or more, and over them: the share of needed tools in the
+        /// first 5, and the share of tasks with every needed tool in the first 5 and 10.
+        multi: usize,
+        multi_recall5: f64,
+        all5: f64,
+        all10: f64,
+    }
+
+    impl Figures {
+        /// The criterion: the mean of hit@5 and MRR@10.
+        fn score(&self) -> f64 {
+            (self.hit5 + self.mrr10) / 2.0
+        }
+
+        fn pair(&self) -> String {
+            format!("{:.3} / {:.3}", self.hit5, self.mrr10)
+        }
+    }
+
+    /// The first 10 results' documents for each request, by `search`.
+    fn figures(set: &Set, search: &dyn Fn(&str) -> Vec<usize>) -> Figures {
+        let mut f = Figures::default();
+        for task in &set.tasks {
+            let top = search(&task.query);
+            let ranks: Vec<Option<usize>> =
+                task.needs.iter().map(|docs| top.iter().position(|d| docs.contains(d))).collect();
+            let first = ranks.iter().flatten().min().copied();
+            let in5 = ranks.iter().filter(|r| r.is_some_and(|r| r < 5)).count();
+            let share = in5 as f64 / ranks.len() as f64;
+            f.hit5 += f64::from(u8::from(first.is_some_and(|r| r < 5)));
+            f.recall5 += share;
+            f.mrr10 += first.map_or(0.0, |r| 1.0 / (r + 1) as f64);
+            if task.needs.len() > 1 {
+                f.multi += 1;
+                f.multi_recall5 += share;
+                f.all5 += f64::from(u8::from(in5 == ranks.len()));
+                f.all10 += f64::from(u8::from(ranks.iter().all(Option::is_some)));
+            }
+        }
+        let n = set.tasks.len().max(1) as f64;
+        f.hit5 /= n;
+        f.recall5 /= n;
+        f.mrr10 /= n;
+        let m = f.multi.max(1) as f64;
+        f.multi_recall5 /= m;
+        f.all5 /= m;
+        f.all10 /= m;
+        f.silent = OFF_TOPIC.iter().filter(|q| search(q).is_empty()).count() as f64 / OFF_TOPIC.len() as f64;
+        f
+    }
+
+    /// The first 10 results of `query`, as documents.
+    fn top(index: &SearchIndex, query: &str) -> Vec<usize> {
+        index.search(query, None, 10, 0).hits.iter().map(|h| h.doc).collect()
+    }
+
+    /// The prototype merge of a request's steps (not in the library): the request is searched
+    /// whole and each of its [`steps`](mcp_tools::deferred::steps) on its own, and the lists are
+    /// interleaved rank by rank (each list's first, then each one's second, …; a tool already
+    /// taken is skipped), the whole request's list first (`whole_first`) or last.
+    fn merged(index: &SearchIndex, query: &str, whole_first: bool) -> Vec<usize> {
+        let whole = top(index, query);
+        let steps = mcp_tools::deferred::steps(query);
+        if steps.len() < 2 {
+            return whole;
+        }
+        let mut lists: Vec<Vec<usize>> = steps.iter().map(|step| top(index, step)).collect();
+        if whole_first {
+            lists.insert(0, whole);
+        } else {
+            lists.push(whole);
+        }
+        let mut out: Vec<usize> = Vec::new();
+        for rank in 0..10 {
+            for list in &lists {
+                if let Some(&doc) = list.get(rank)
+                    && !out.contains(&doc)
+                {
+                    out.push(doc);
+                }
+            }
+        }
+        out.truncate(10);
+        out
+    }
+
+    /// The ranker of a point, from the base ranker of its model (adapter or not).
+    fn at(base: &HybridRanker, p: &Point) -> HybridRanker {
+        let mut r = base.clone();
+        r.lexical_weight = p.lexical;
+        r.min_similarity = p.floor;
+        r.detail_weight = p.detail;
+        r.split_steps = p.split;
+        r.drop_values = p.drop;
+        r.correct_spelling = p.spelling;
+        r
+    }
+
+    fn index(set: &Set, ranker: &HybridRanker) -> SearchIndex {
+        let index = SearchIndex::with_options(set.docs.clone(), ranker, SearchOptions::default());
+        index.wait_ready();
+        index
+    }
+
+    /// The point with the best mean criterion over the sets `on` keeps; ties go to the point
+    /// with fewer settings away from the default, then to the first in the grid.
+    fn pick(points: &[Point], results: &[Vec<Figures>], on: &dyn Fn(usize) -> bool) -> usize {
+        let mean = |row: &Vec<Figures>| {
+            let kept: Vec<f64> =
+                row.iter().enumerate().filter(|(s, _)| on(*s)).map(|(_, f)| f.score()).collect();
+            kept.iter().sum::<f64>() / kept.len().max(1) as f64
+        };
+        let mut best = 0;
+        for i in 1..points.len() {
+            let (a, b) = (mean(&results[i]), mean(&results[best]));
+            let nearer = points[i].differences(&DEFAULT_POINT) < points[best].differences(&DEFAULT_POINT);
+            if a > b + 1e-9 || ((a - b).abs() <= 1e-9 && nearer) {
+                best = i;
+            }
+        }
+        best
+    }
+
+    /// `--loso`: every set's figures at every point of [`grid`], then leave-one-set-out
+    /// choices, the best point on all sets, and the multi-step figures (markdown on stdout; the
+    /// whole grid as tab-separated values in `.cache/bench/loso-grid.tsv`).
+    pub fn loso(dir: &Path, sets: &[Set]) -> Result<(), String> {
+        let started = Instant::now();
+        let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
+        let adapted = model(dir, cut, false)?;
+        if !adapted.has_query_adapter() {
+            return Err(format!(
+                "--loso: {} has no query adapter (scripts/fetch-model.sh adds one)",
+                dir.display()
+            ));
+        }
+        let adapted = Memo::new(adapted, String::new());
+        let plain = Memo::new(model(dir, cut, false)?.no_query_adapter(), String::new());
+        let base_adapted = hybrid(&adapted, cut, true, embedding_text).background(false);
+        // Every tool's two texts embedded (or read from the cache file) once, before the second
+        // base ranker reads the file.
+        for set in sets {
+            index(set, &at(&base_adapted, &DEFAULT_POINT));
+        }
+        // Tools' vectors are the same without the adapter (and so is their cache file).
+        let base_plain = hybrid(&plain, cut, true, embedding_text).background(false);
+        for set in sets {
+            index(set, &at(&base_plain, &DEFAULT_POINT));
+        }
+        let warm = started.elapsed().as_secs_f64();
+        let points = grid();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut results: Vec<Vec<Figures>> = vec![Vec::new(); points.len()];
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(p) = points.get(i) else { break };
+                            let base = if p.adapter { &base_adapted } else { &base_plain };
+                            let ranker = at(base, p);
+                            let row: Vec<Figures> = sets
+                                .iter()
+                                .map(|set| {
+                                    let index = index(set, &ranker);
+                                    figures(set, &|q| top(&index, q))
+                                })
+                                .collect();
+                            if (i + 1).is_multiple_of(48) {
+                                eprintln!(
+                                    "loso: {} of {} points, {:.0} s",
+                                    i + 1,
+                                    points.len(),
+                                    started.elapsed().as_secs_f64()
+                                );
+                            }
+                            out.push((i, row));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            for worker in workers {
+                for (i, row) in worker.join().expect("a worker finished") {
+                    results[i] = row;
+                }
+            }
+        });
+        let graded = started.elapsed().as_secs_f64() - warm;
+        let mut tsv = String::from("lexical\tfloor\tdetail\tsplit\tdrop\tadapter\tspelling");
+        for set in sets {
+            tsv.push_str(&format!("\t{0} hit5\t{0} mrr10\t{0} recall5\t{0} silent", set.name));
+        }
+        tsv.push('\n');
+        for (p, row) in points.iter().zip(&results) {
+            tsv.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                p.lexical, p.floor, p.detail, p.split, p.drop, p.adapter, p.spelling
+            ));
+            for f in row {
+                tsv.push_str(&format!("\t{:.4}\t{:.4}\t{:.4}\t{:.3}", f.hit5, f.mrr10, f.recall5, f.silent));
+            }
+            tsv.push('\n');
+        }
+        let tsv_path = Path::new(".cache/bench/loso-grid.tsv");
+        std::fs::write(tsv_path, tsv).map_err(|e| format!("{}: {e}", tsv_path.display()))?;
+
+        let default = points.iter().position(|p| *p == DEFAULT_POINT).expect("the default is in the grid");
+        let all = pick(&points, &results, &|_| true);
+        let n = sets.len();
+        let meets = |f: &Figures| f.hit5 >= 0.75 && f.mrr10 >= 0.60;
+        let yes = |b: bool| if b { "yes" } else { "**no**" };
+
+        println!("## Leave-one-set-out\n");
+        for set in sets {
+            println!("* **{}**: {}", set.name, set.about);
+        }
+        println!(
+            "\n{} points ({} lexical weights × {} floors × {} detail weights × 16 switches), \
+             {} sets: {:.0} s to embed or read the tools' vectors, {:.0} s to search every point \
+             ({threads} threads).\n",
+            points.len(),
+            LEXICAL.len(),
+            FLOORS.len(),
+            DETAILS.len(),
+            n,
+            warm,
+            graded
+        );
+        println!(
+            "| set | default: hit@5 / MRR@10 | tuned on the set | its setting | **left out** | setting picked on the other {} sets | left-out ≥ 0.75 / 0.60 |",
+            n - 1
+        );
+        println!("|---|---|---|---|---|---|---|");
+        let mut left_out = Vec::new();
+        for (s, set) in sets.iter().enumerate() {
+            let tuned = pick(&points, &results, &|t| t == s);
+            let left = pick(&points, &results, &|t| t != s);
+            left_out.push(left);
+            println!(
+                "| {} | {} | {} | {} | **{}** | {} | {} |",
+                set.name,
+                results[default][s].pair(),
+                results[tuned][s].pair(),
+                points[tuned].label(),
+                results[left][s].pair(),
+                points[left].label(),
+                yes(meets(&results[left][s]))
+            );
+        }
+        let mean = |i: usize, keep: &dyn Fn(usize) -> bool| {
+            let scores: Vec<f64> = (0..n).filter(|s| keep(*s)).map(|s| results[i][s].score()).collect();
+            scores.iter().sum::<f64>() / scores.len().max(1) as f64
+        };
+        let left_mean: f64 = (0..n).map(|s| results[left_out[s]][s].score()).sum::<f64>() / n as f64;
+        println!(
+            "\nMean criterion over the {n} sets: default {:.4}, left out {:.4}, best single point (in-sample) {:.4}.",
+            mean(default, &|_| true),
+            left_mean,
+            mean(all, &|_| true)
+        );
+
+        println!("\n### The best single point on all {n} sets\n");
+        println!("**{}**\n", points[all].label());
+        println!(
+            "| set | default: hit@5 / MRR@10 | this point (chosen on all {n} sets) | left out (table above) | this point ≥ 0.75 / 0.60 | off-topic silence: default → this point |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for (s, set) in sets.iter().enumerate() {
+            println!(
+                "| {} | {} | {} | {} | {} | {:.2} → {:.2} |",
+                set.name,
+                results[default][s].pair(),
+                results[all][s].pair(),
+                results[left_out[s]][s].pair(),
+                yes(meets(&results[all][s])),
+                results[default][s].silent,
+                results[all][s].silent
+            );
+        }
+
+        println!("\n### Each setting alone\n");
+        println!(
+            "The best point of the grid on all {n} sets with each value of each setting (the other \
+             settings free), its mean criterion over the {n} sets, and the number of sets where it \
+             meets 0.75 / 0.60.\n"
+        );
+        println!("| setting | value | best mean | sets meeting | that point |");
+        println!("|---|---|---|---|---|");
+        type Knob = (&'static str, Vec<(String, Box<dyn Fn(&Point) -> bool>)>);
+        let mut knobs: Vec<Knob> = Vec::new();
+        let values = |name: &'static str, list: &[f32], get: fn(&Point) -> f32| -> Knob {
+            (
+                name,
+                list.iter()
+                    .map(|&v| {
+                        let f: Box<dyn Fn(&Point) -> bool> = Box::new(move |p: &Point| get(p) == v);
+                        (v.to_string(), f)
+                    })
+                    .collect(),
+            )
+        };
+        knobs.push(values("lexical weight", &LEXICAL, |p| p.lexical));
+        knobs.push(values("min similarity", &FLOORS, |p| p.floor));
+        knobs.push(values("detail weight", &DETAILS, |p| p.detail));
+        let switch = |name: &'static str, get: fn(&Point) -> bool| -> Knob {
+            let on: Box<dyn Fn(&Point) -> bool> = Box::new(move |p: &Point| get(p));
+            let off: Box<dyn Fn(&Point) -> bool> = Box::new(move |p: &Point| !get(p));
+            (name, vec![("on".to_owned(), on), ("off".to_owned(), off)])
+        };
+        knobs.push(switch("split steps", |p| p.split));
+        knobs.push(switch("drop values", |p| p.drop));
+        knobs.push(switch("query adapter", |p| p.adapter));
+        knobs.push(switch("spelling correction", |p| p.spelling));
+        for (name, values) in &knobs {
+            for (value, keep) in values {
+                let best = (0..points.len())
+                    .filter(|&i| keep(&points[i]))
+                    .max_by(|&a, &b| mean(a, &|_| true).total_cmp(&mean(b, &|_| true)))
+                    .expect("a point has it");
+                let meeting = (0..n).filter(|&s| meets(&results[best][s])).count();
+                println!(
+                    "| {name} | {value} | {:.4} | {meeting} of {n} | {} |",
+                    mean(best, &|_| true),
+                    points[best].label()
+                );
+            }
+        }
+
+        // Multi-step requests: the library's fusion (each tool's best cosine over the request
+        // and its steps), no split, and the two prototype merges, at the default and the best
+        // point.
+        println!("\n## Requests of several steps\n");
+        println!(
+            "Over the tasks needing two tools or more: *recall@5* (each needed tool counted), \
+             *all@5* and *all@10* (the share of those tasks with every needed tool in the first 5 \
+             or 10); hit@5 / MRR@10 over all the set's tasks beside. *max cosine* is the library's \
+             `split_steps` (a tool's cosine is its best over the request and each step); \
+             *interleaved* is the prototype in this example (the request and each step searched \
+             alone, the lists taken rank by rank, the whole request's first or last).\n"
+        );
+        println!(
+            "| point | merge | set | multi-step tasks | recall@5 | all@5 | all@10 | all tasks: hit@5 / MRR@10 |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
+        let mut candidates = vec![("default", default)];
+        if all != default {
+            candidates.push(("best on all sets", all));
+        }
+        for (label, i) in candidates {
+            let p = points[i];
+            let unsplit =
+                points.iter().position(|q| *q == Point { split: false, ..p }).expect("the grid has both");
+            let split =
+                points.iter().position(|q| *q == Point { split: true, ..p }).expect("the grid has both");
+            let base = if p.adapter { &base_adapted } else { &base_plain };
+            let ranker = at(base, &Point { split: true, ..p });
+            let mut rows: Vec<(&str, Vec<Figures>)> = vec![
+                ("max cosine (`split_steps`)", results[split].clone()),
+                ("no split", results[unsplit].clone()),
+            ];
+            for (name, whole_first) in
+                [("interleaved, whole first", true), ("interleaved, whole last", false)]
+            {
+                let row = sets
+                    .iter()
+                    .map(|set| {
+                        let index = index(set, &ranker);
+                        figures(set, &|q| merged(&index, q, whole_first))
+                    })
+                    .collect();
+                rows.push((name, row));
+            }
+            for (s, set) in sets.iter().enumerate() {
+                if results[i][s].multi == 0 {
+                    continue;
+                }
+                for (name, row) in &rows {
+                    let f = &row[s];
+                    println!(
+                        "| {label} | {name} | {} | {} | {:.3} | {:.3} | {:.3} | {} |",
+                        set.name,
+                        f.multi,
+                        f.multi_recall5,
+                        f.all5,
+                        f.all10,
+                        f.pair()
+                    );
+                }
+            }
+            let bfcl = sets.iter().position(|s| s.name == "bfcl");
+            if let Some(b) = bfcl {
+                for (name, row) in &rows {
+                    println!("| {label} | {name} | bfcl | 0 | | | | {} |", row[b].pair());
+                }
+            }
+        }
+        eprintln!("loso: {:.0} s in all", started.elapsed().as_secs_f64());
+        Ok(())
     }
 }

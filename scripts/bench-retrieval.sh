@@ -54,6 +54,7 @@ mkdir -p bench
   echo "\`bash scripts/bench-retrieval.sh\` (downloads the data into \`.cache/bench\` and the model into"
   echo "\`.cache/models\`, then runs \`examples/bench_sets.rs\` and \`examples/bench_retrieval.rs\`)."
   echo "The sets and how they were made: \`bench/sets/README.md\`."
+  echo "Leave-one-set-out figures (every default chosen on the other sets, reported on the set left out): \`bench/retrieval-loso.md\`."
   echo
   cargo run --quiet --release --features embeddings --example bench_sets -- \
     --bfcl "$data" --github-spec "$spec" --nestful "$nestful" --model "$model" --also-model "$tuned"
