@@ -1077,3 +1077,50 @@ async fn cancelling_a_mounted_task_cancels_the_upstreams() {
     }
     panic!("the upstream's task was not cancelled");
 }
+
+/// The caller's own `_meta` entries (a `traceparent`, say) travel upstream, under the
+/// gateway's envelope (not the caller's), in both eras.
+#[tokio::test]
+async fn a_callers_own_meta_travels_upstream_under_the_gateways_envelope() {
+    let echo = Server::builder()
+        .name("echo-server")
+        .inventory(false)
+        .tool(Tool::new(
+            "meta",
+            "Echo the request's _meta.",
+            json!({"type": "object"}),
+            |_, ctx: Context| async move {
+                Ok(ToolResult::new().text(Value::Object(ctx.meta().clone()).to_string()))
+            },
+        ))
+        .build()
+        .unwrap();
+    let server = Server::builder()
+        .name("gateway")
+        .inventory(false)
+        .mount("e", Upstream::server(echo))
+        .connect()
+        .await
+        .unwrap();
+    for client in callers(&server).await {
+        let era = client.era();
+        let mut meta = Map::new();
+        meta.insert("traceparent".into(), json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+        meta.insert("vendor/flag".into(), json!({"on": true}));
+        let (tx, _progress) = tokio::sync::mpsc::unbounded_channel();
+        let options = CallOptions::new().meta(meta).progress(tx);
+        let result = client.call_tool_with("e_meta", json!({}), options).await.unwrap();
+        let seen: Value = serde_json::from_str(&result.text()).unwrap();
+        assert_eq!(
+            seen["traceparent"], "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "{era:?}: {seen}"
+        );
+        assert_eq!(seen["vendor/flag"], json!({"on": true}), "{era:?}: {seen}");
+        // The gateway's own envelope (it speaks 2026-07-28 upstream), not the caller's.
+        assert_eq!(
+            seen["io.modelcontextprotocol/clientInfo"]["name"], "gateway (mounting)",
+            "{era:?}: {seen}"
+        );
+        assert_eq!(seen["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{era:?}: {seen}");
+    }
+}

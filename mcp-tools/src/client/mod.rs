@@ -413,6 +413,7 @@ impl ClientBuilder {
             info: self.info,
             capabilities,
             envelope,
+            envelopes: Mutex::new(Vec::new()),
             timeout: self.timeout,
             sampling: self.sampling,
             elicitation: self.elicitation,
@@ -440,8 +441,80 @@ struct RequestMessage<'a> {
     jsonrpc: &'static str,
     id: i64,
     method: &'a str,
-    params: &'a Value,
+    params: Params<'a>,
 }
+
+/// A request's parameters as sent: as they are, or (2026-07-28) with the envelope written into
+/// their `_meta` as it is serialized, ahead of the request's own `_meta` entries (which win a
+/// key both have), so that the envelope is neither copied nor merged into them.
+#[derive(Clone, Copy)]
+struct Params<'a> {
+    fields: &'a Value,
+    envelope: Option<&'a Envelope>,
+}
+
+impl<'a> Params<'a> {
+    fn plain(fields: &'a Value) -> Self {
+        Params { fields, envelope: None }
+    }
+}
+
+impl serde::Serialize for Params<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Some(envelope) = self.envelope else { return self.fields.serialize(s) };
+        let empty = Map::new();
+        let fields = self.fields.as_object().unwrap_or(&empty);
+        let own = match fields.get("_meta") {
+            Some(Value::Object(own)) => own,
+            _ => &empty,
+        };
+        let mut map = s.serialize_map(None)?;
+        for (key, value) in fields.iter().filter(|(key, _)| *key != "_meta") {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("_meta", &EnvelopedMeta { envelope, own })?;
+        map.end()
+    }
+}
+
+/// `_meta` of a 2026-07-28 request: the envelope's entries, then the request's own.
+struct EnvelopedMeta<'a> {
+    envelope: &'a Envelope,
+    own: &'a Map<String, Value>,
+}
+
+impl serde::Serialize for EnvelopedMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for (key, value) in self.envelope.entries.iter().filter(|(key, _)| !self.own.contains_key(key)) {
+            map.serialize_entry(key, value)?;
+        }
+        for (key, value) in self.own {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// The envelope of 2026-07-28 requests made with given options, its entries serialized once
+/// ([`Client::envelope_for`]).
+struct Envelope {
+    /// What it was made for: the revision, the declared question capabilities
+    /// (`CallOptions::answers`: `sampling`, `elicitation`, `roots`) and tasks.
+    version: String,
+    answers: Option<[Option<Value>; 3]>,
+    tasks: Option<bool>,
+    entries: Vec<(String, Box<serde_json::value::RawValue>)>,
+}
+
+/// The question capabilities a request's envelope declares in place of the client's.
+const QUESTIONS: [&str; 3] = ["sampling", "elicitation", "roots"];
+
+/// How many envelopes a client keeps made (one per set of options its requests use; a gateway
+/// uses one per kind of caller).
+const ENVELOPES_KEPT: usize = 8;
 
 /// What the client learnt connecting.
 #[derive(Clone, Debug)]
@@ -459,6 +532,8 @@ struct Inner {
     capabilities: Value,
     /// The 2026-07-28 envelope but its revision: made once, cloned into each request.
     envelope: Map<String, Value>,
+    /// The envelopes requests were last sent with, serialized (newest last).
+    envelopes: Mutex<Vec<Arc<Envelope>>>,
     timeout: Duration,
     sampling: Option<QuestionHandler>,
     elicitation: Option<QuestionHandler>,
@@ -575,7 +650,8 @@ impl Client {
     /// supported one), it is asked once more.
     async fn discover(&self) -> Result<Connected, ClientError> {
         let params = json!({"_meta": self.envelope(LATEST_PROTOCOL_VERSION)});
-        let discover = || self.raw_request("server/discover", &params, None, Vec::new(), None, None);
+        let discover =
+            || self.raw_request("server/discover", Params::plain(&params), None, Vec::new(), None, None);
         let result = match discover().await {
             Err(ClientError::Rpc { code, data: Some(data), .. })
                 if code == i64::from(crate::protocol::stateless::UNSUPPORTED_PROTOCOL_VERSION)
@@ -612,7 +688,8 @@ impl Client {
             "capabilities": self.inner.capabilities,
             "clientInfo": self.inner.info,
         });
-        let result = self.raw_request("initialize", &params, None, Vec::new(), None, None).await?;
+        let result =
+            self.raw_request("initialize", Params::plain(&params), None, Vec::new(), None, None).await?;
         let version = result["protocolVersion"].as_str().unwrap_or(LATEST_HANDSHAKE_VERSION).to_owned();
         self.inner.wire.set_protocol_version(&version);
         let connected = Connected {
@@ -651,6 +728,54 @@ impl Client {
         Value::Object(envelope)
     }
 
+    /// The envelope of a 2026-07-28 request with `options` (its question capabilities and
+    /// tasks declared as they say), made once for each set of options and kept.
+    fn envelope_for(&self, version: &str, options: &CallOptions) -> Arc<Envelope> {
+        let answers = options.answers.as_ref().map(|a| QUESTIONS.map(|q| a.get(q).cloned()));
+        let mut kept = self.inner.envelopes.lock().expect("envelopes lock");
+        let found = kept
+            .iter()
+            .rposition(|e| e.version == version && e.tasks == options.tasks && e.answers == answers);
+        if let Some(at) = found {
+            return kept[at].clone();
+        }
+        let mut envelope = self.envelope(version);
+        if let Some(answers) = &answers {
+            let declared = &mut envelope["io.modelcontextprotocol/clientCapabilities"];
+            for (question, capability) in QUESTIONS.iter().zip(answers) {
+                match capability {
+                    Some(capability) => declared[*question] = capability.clone(),
+                    None => {
+                        declared.as_object_mut().map(|c| c.remove(*question));
+                    }
+                }
+            }
+        }
+        if options.tasks == Some(false)
+            && let Some(extensions) =
+                envelope["io.modelcontextprotocol/clientCapabilities"]["extensions"].as_object_mut()
+        {
+            extensions.remove("io.modelcontextprotocol/tasks");
+        } else if options.tasks == Some(true) {
+            let declared = &mut envelope["io.modelcontextprotocol/clientCapabilities"];
+            if !declared["extensions"].is_object() {
+                declared["extensions"] = json!({});
+            }
+            declared["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
+        }
+        let Value::Object(envelope) = envelope else { unreachable!("the envelope is an object") };
+        let entries = envelope
+            .into_iter()
+            .map(|(key, value)| (key, serde_json::value::to_raw_value(&value).expect("JSON serializes")))
+            .collect();
+        let made = Arc::new(Envelope { version: version.to_owned(), answers, tasks: options.tasks, entries });
+        if kept.len() == ENVELOPES_KEPT {
+            kept.remove(0);
+        }
+        kept.push(made.clone());
+        made
+    }
+
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
         let bytes = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
@@ -670,16 +795,16 @@ impl Client {
         &self,
         method: &str,
         mut params: Value,
-        options: CallOptions,
+        mut options: CallOptions,
     ) -> Result<Value, ClientError> {
         if !params.is_object() {
             params = json!({});
         }
-        if let Some(meta) = &options.meta {
+        if let Some(meta) = options.meta.take() {
             let fields = params.as_object_mut().expect("params are an object");
             let target = fields.entry("_meta").or_insert_with(|| json!({}));
             if let Some(target) = target.as_object_mut() {
-                target.extend(meta.clone());
+                target.extend(meta);
             }
         }
         let token = options.progress.clone().map(|sender| {
@@ -708,54 +833,29 @@ impl Client {
             let name = name_of(method, &params);
             let sessions = *self.inner.sessions.lock().await;
             let auth = options.authorization.clone();
-            let sent = self.raw_request(method, &params, name.clone(), Vec::new(), route.clone(), auth).await;
+            let sent = self
+                .raw_request(method, Params::plain(&params), name.clone(), Vec::new(), route.clone(), auth)
+                .await;
             return match sent {
                 // The server ended the session, and did not run the request: once more in a new one.
                 Err(ClientError::Transport(_)) if self.reopen(sessions).await? => {
                     let auth = options.authorization.clone();
-                    self.raw_request(method, &params, name, Vec::new(), route, auth).await
+                    self.raw_request(method, Params::plain(&params), name, Vec::new(), route, auth).await
                 }
                 other => other,
             };
         }
-        let mut envelope = self.envelope(&connected.protocol_version);
-        if let Some(answers) = &options.answers {
-            let declared = &mut envelope["io.modelcontextprotocol/clientCapabilities"];
-            for question in ["sampling", "elicitation", "roots"] {
-                match answers.get(question) {
-                    Some(capability) => declared[question] = capability.clone(),
-                    None => {
-                        declared.as_object_mut().map(|c| c.remove(question));
-                    }
-                }
-            }
+        let envelope = self.envelope_for(&connected.protocol_version, options);
+        if !params.is_object() {
+            params = json!({});
         }
-        if options.tasks == Some(false)
-            && let Some(extensions) =
-                envelope["io.modelcontextprotocol/clientCapabilities"]["extensions"].as_object_mut()
-        {
-            extensions.remove("io.modelcontextprotocol/tasks");
-        } else if options.tasks == Some(true) {
-            let declared = &mut envelope["io.modelcontextprotocol/clientCapabilities"];
-            if !declared["extensions"].is_object() {
-                declared["extensions"] = json!({});
-            }
-            declared["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
-        }
-        let meta = match params.as_object_mut().and_then(|p| p.remove("_meta")) {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
-        };
-        let Value::Object(mut merged) = envelope else { unreachable!("the envelope is an object") };
-        merged.extend(meta);
-        params["_meta"] = Value::Object(merged);
         let headers = self.param_headers(method, &params);
         for _ in 0..MAX_ROUNDS {
             let name = name_of(method, &params);
             let result = self
                 .raw_request(
                     method,
-                    &params,
+                    Params { fields: &params, envelope: Some(&envelope) },
                     name,
                     headers.clone(),
                     route.clone(),
@@ -885,7 +985,7 @@ impl Client {
     async fn raw_request(
         &self,
         method: &str,
-        params: &Value,
+        params: Params<'_>,
         name: Option<String>,
         param_headers: Vec<(String, String)>,
         route: Option<Route>,

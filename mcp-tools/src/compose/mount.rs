@@ -417,12 +417,7 @@ pub(crate) fn upstream_uri(prefix: &str, uri: &str) -> Option<String> {
 /// token and the envelope, which the client makes: a `traceparent` travels on), the log level
 /// it asked for (2026-07-28), the questions it can answer, and who asks them.
 fn options_for(ctx: &Context, prefix: &str) -> CallOptions {
-    let mut meta: Map<String, Value> = ctx
-        .meta()
-        .iter()
-        .filter(|(k, _)| *k != "progressToken" && !k.starts_with("io.modelcontextprotocol/"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut meta = ctx.meta_where(|k| k != "progressToken" && !k.starts_with("io.modelcontextprotocol/"));
     if let Some(level) = ctx.parts().peer.log_level() {
         meta.insert("io.modelcontextprotocol/logLevel".into(), json!(level));
     }

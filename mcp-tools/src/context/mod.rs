@@ -205,6 +205,55 @@ impl Context {
         })
     }
 
+    /// The entries of the request's `_meta` whose keys `keep` takes (what [`meta`](Self::meta)
+    /// holds, filtered), read from the request's text when `_meta` has not been read whole: the
+    /// entries left out are skipped, not read into values (a gateway forwards a few keys of a
+    /// 2026-07-28 request's `_meta`, whose envelope it leaves out).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn meta_where(&self, keep: impl Fn(&str) -> bool) -> Map<String, Value> {
+        /// Reads a JSON object into the entries whose keys a filter takes, skipping the others.
+        struct KeptEntries<F>(F);
+
+        /// An object's key, borrowed from the text when it has no escapes.
+        #[derive(serde::Deserialize)]
+        struct Key<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+
+        impl<'de, F: Fn(&str) -> bool> serde::de::DeserializeSeed<'de> for KeptEntries<F> {
+            type Value = Map<String, Value>;
+            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_map(self)
+            }
+        }
+
+        impl<'de, F: Fn(&str) -> bool> serde::de::Visitor<'de> for KeptEntries<F> {
+            type Value = Map<String, Value>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut entries: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut kept = Map::new();
+                while let Some(Key(key)) = entries.next_key::<Key<'de>>()? {
+                    if (self.0)(&key) {
+                        kept.insert(key.into_owned(), entries.next_value::<Value>()?);
+                    } else {
+                        entries.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(kept)
+            }
+        }
+
+        if let Some(read) = self.inner.meta_read.get() {
+            return read.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        }
+        let Some(raw) = self.inner.meta.as_deref() else { return Map::new() };
+        let mut read = serde_json::Deserializer::from_str(raw.get());
+        serde::de::DeserializeSeed::deserialize(KeptEntries(keep), &mut read).unwrap_or_default()
+    }
+
     /// What is being served: the tool's name for `tools/call` (the method name for other
     /// requests, e.g. `resources/read`).
     pub fn tool_name(&self) -> &str {
