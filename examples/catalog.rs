@@ -73,17 +73,12 @@ fn deferral(model: Option<&str>, encoder: &str) -> Result<DeferredTools, String>
         use mcp_tools::deferred::{HybridRanker, SentenceEmbedder};
         let fail = |e: mcp_tools::deferred::EmbedError| format!("--model: {e}");
         let ranker = match encoder {
-            "int8" => HybridRanker::from_model(model).map_err(fail)?,
-            "exact" | "reference" => {
-                let embedder = SentenceEmbedder::from_dir(model).map_err(fail)?;
-                let embedder = if encoder == "exact" { embedder.exact() } else { embedder.reference() };
-                let embedder = embedder.and_then(|e| e.max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS));
-                let mut ranker = HybridRanker::new(embedder.map_err(fail)?);
-                ranker.detail_weight = HybridRanker::MODEL_DETAIL_WEIGHT;
-                ranker.model_settings(model).map_err(fail)?
-            }
+            "int8" => HybridRanker::from_model(model),
+            "exact" => HybridRanker::from_model_with(model, SentenceEmbedder::exact),
+            "reference" => HybridRanker::from_model_with(model, SentenceEmbedder::reference),
             other => return Err(format!("--encoder {other}: int8, exact or reference")),
-        };
+        }
+        .map_err(fail)?;
         Ok(deferred.ranker(ranker))
     }
     #[cfg(not(feature = "embeddings"))]

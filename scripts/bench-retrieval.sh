@@ -59,6 +59,13 @@ mkdir -p bench
   cargo run --quiet --release --features embeddings --example bench_sets -- \
     --bfcl "$data" --github-spec "$spec" --nestful "$nestful" --model "$model" --also-model "$tuned"
   echo
+  # Each set's figure with the settings chosen on the other five beside its tuned one: the grid
+  # of bench/retrieval-loso.md, its first table.
+  echo "## Left out beside tuned (\`bench_sets --loso\`; the grid, the criterion and the analysis: \`bench/retrieval-loso.md\`)"
+  echo
+  ./target/release/examples/bench_sets --loso --bfcl "$data" --github-spec "$spec" --nestful "$nestful" \
+    --model "$model" | sed -n -e '/^[0-9]* points/p' -e '/^| set | default/,/^Mean criterion/p'
+  echo
   echo "## Start-up of a served catalog (\`scripts/bench-catalog-startup.py\`, the mcp-servers tools)"
   echo
   cargo build --quiet --release --features embeddings --example catalog

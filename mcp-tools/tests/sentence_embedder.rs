@@ -208,7 +208,7 @@ fn model_with(name: &str, sentence_transformers: &str, pooling: Option<&str>) ->
 #[test]
 fn a_model_folder_names_its_own_weights() {
     let plain = HybridRanker::from_model(model_dir()).unwrap();
-    assert_eq!((plain.lexical_weight, plain.min_similarity), (0.25, 0.3), "the defaults");
+    assert_eq!((plain.lexical_weight, plain.min_similarity), (0.2, 0.25), "the defaults");
     assert_eq!(plain.detail_weight, HybridRanker::MODEL_DETAIL_WEIGHT, "two texts a tool");
     assert_eq!(HybridRanker::new(embedder()).detail_weight, 0.0, "one text a tool unless asked");
 
@@ -222,17 +222,13 @@ fn a_model_folder_names_its_own_weights() {
     assert_eq!((applied.lexical_weight, applied.min_similarity), (0.3, 0.32), "to a ranker built otherwise");
     std::fs::write(&settings, r#"{"min_similarity": 0.35}"#).unwrap();
     let floor = HybridRanker::from_model(&dir).unwrap();
-    assert_eq!(
-        (floor.lexical_weight, floor.min_similarity),
-        (0.25, 0.35),
-        "a key left out keeps its default"
-    );
+    assert_eq!((floor.lexical_weight, floor.min_similarity), (0.2, 0.35), "a key left out keeps its default");
     // What `scripts/fetch-model.sh --tuned` writes: the model searched as the published one.
     std::fs::write(&settings, "{}").unwrap();
     let empty = HybridRanker::from_model(&dir).unwrap();
     assert_eq!(
         (empty.lexical_weight, empty.min_similarity, empty.detail_weight),
-        (0.25, 0.3, HybridRanker::MODEL_DETAIL_WEIGHT),
+        (0.2, 0.25, HybridRanker::MODEL_DETAIL_WEIGHT),
         "an empty file keeps every default"
     );
 

@@ -37,7 +37,8 @@ const SKIP: [&str; 13] = [
 ///
 /// Each of the request's [`steps`] is read by its first word (politeness such as `please` or
 /// `hey`, and the `then` that joins it, skipped; `what's` read as `what`), and every step must
-/// say the same.
+/// say the same; a step that a bare `and` opens without a known verb (`… bug and triage to
+/// #88`) is read as part of the step before.
 ///
 /// ```
 /// use mcp_tools::deferred::asks_to_read;
@@ -48,7 +49,15 @@ const SKIP: [&str; 13] = [
 /// assert_eq!(asks_to_read("can you help with my repo"), None);
 /// ```
 pub fn asks_to_read(request: &str) -> Option<bool> {
-    let mut intents = steps(request).into_iter().map(step_intent);
+    // A step that a bare `and` opens without a verb continues the one before (`add the labels
+    // bug and triage to #88`): it says nothing of its own.
+    let continues = |step: &&str| {
+        let mut words = step.split_whitespace().map(plain);
+        words.next().is_some_and(|w| w == "and")
+            && words.next().is_some_and(|w| w != "then" && w != "also")
+            && step_intent(step).is_none()
+    };
+    let mut intents = steps(request).into_iter().filter(|s| !continues(s)).map(step_intent);
     let first = intents.next()??;
     intents.all(|i| i == Some(first)).then_some(first)
 }
@@ -116,6 +125,7 @@ mod tests {
                 "Pause the nightly workflow in acme/api for now",
                 "invite alice@example.com to the acme org",
                 "delete the staging branch and then archive the repo",
+                "add the labels bug and triage to acme/api#88",
             ],
         );
     }
@@ -135,6 +145,8 @@ mod tests {
                 "list open issues, then close the stale ones",
                 "What got finished in the Launch project? Put a short summary in the channel",
                 "find the invoice. Send it to Ann.",
+                "list the open issues and close the stale ones",
+                "list the open issues and then triage them",
             ],
         );
     }

@@ -227,13 +227,8 @@ impl SentenceEmbedder {
     /// 0.999 of these, and give the same retrieval figures on the sets of `bench/retrieval.md`
     /// but for one request. f32 vectors can differ in their last bits from one CPU to another
     /// (gemm picks its kernels by CPU); int8 ones do not. The weights are loaded again.
-    pub fn exact(mut self) -> Result<SentenceEmbedder, EmbedError> {
-        // Only the weights are loaded again: the tokenizer, its cut and the files' digests stay.
-        let (config, _) = read_config(&self.dir)?;
-        self.model = load_weights(&self.dir, &config, Kind::Own(Products::Exact))?;
-        let tokens = self.tokenizer.get_truncation().map_or(0, |t| t.max_length);
-        self.id = fingerprint(&self.files, tokens, self.pooling, &self.prompts, self.model.is_int8());
-        Ok(self)
+    pub fn exact(self) -> Result<SentenceEmbedder, EmbedError> {
+        self.reload(Kind::Own(Products::Exact))
     }
 
     /// The same model run by `candle_transformers`' `BertModel` as published, with f32
@@ -243,11 +238,17 @@ impl SentenceEmbedder {
     /// catalog about three times slower (`bench/encoder.md`). Its
     /// vectors are [`exact`](SentenceEmbedder::exact)'s (cosine above 0.99999) and are cached
     /// under the same key. The weights are loaded again.
-    pub fn reference(mut self) -> Result<SentenceEmbedder, EmbedError> {
+    pub fn reference(self) -> Result<SentenceEmbedder, EmbedError> {
+        self.reload(Kind::Library)
+    }
+
+    /// The same model with its weights loaded again to run as `kind` runs it: the tokenizer,
+    /// its cut and the files' digests stay; the cache key follows the products (int8 or not).
+    fn reload(mut self, kind: Kind) -> Result<SentenceEmbedder, EmbedError> {
         let (config, _) = read_config(&self.dir)?;
-        self.model = load_weights(&self.dir, &config, Kind::Library)?;
+        self.model = load_weights(&self.dir, &config, kind)?;
         let tokens = self.tokenizer.get_truncation().map_or(0, |t| t.max_length);
-        self.id = fingerprint(&self.files, tokens, self.pooling, &self.prompts, false);
+        self.id = fingerprint(&self.files, tokens, self.pooling, &self.prompts, self.model.is_int8());
         Ok(self)
     }
 
@@ -519,14 +520,14 @@ impl HybridRanker {
 
     /// The [`detail_weight`](Self::detail_weight) that [`from_model`](Self::from_model) sets
     /// (unless the folder's [`SETTINGS_FILE`](Self::SETTINGS_FILE) names another).
-    pub const MODEL_DETAIL_WEIGHT: f32 = 0.35;
+    pub const MODEL_DETAIL_WEIGHT: f32 = 0.5;
 
     /// The ranker the guide recommends (mcp-tools/guide/search-by-meaning.md), from a sentence-transformers model folder (such as
     /// the one `scripts/fetch-model.sh` prints): [`SentenceEmbedder::from_dir`] (with the
     /// folder's query adapter, if its [`SETTINGS_FILE`](Self::SETTINGS_FILE) names one)
     /// with texts cut at [`DEFAULT_MAX_TOKENS`](SentenceEmbedder::DEFAULT_MAX_TOKENS)
     /// tokens, each tool embedded twice, its short text and its whole definition
-    /// ([`detail_weight`](Self::detail_weight) 0.35), the default weights (or the folder's own,
+    /// ([`detail_weight`](Self::detail_weight) 0.5), the default weights (or the folder's own,
     /// from the same file), cache file and background build.
     ///
     /// ```no_run
@@ -537,10 +538,26 @@ impl HybridRanker {
     /// let server = Server::builder().defer_tools(DeferredTools::new().ranker(ranker)).build();
     /// ```
     pub fn from_model(dir: impl AsRef<Path>) -> Result<HybridRanker, EmbedError> {
+        HybridRanker::from_model_with(dir, Ok)
+    }
+
+    /// [`from_model`](Self::from_model) with the embedder changed by `adjust` first, such as
+    /// [`SentenceEmbedder::exact`] or [`SentenceEmbedder::reference`]:
+    ///
+    /// ```no_run
+    /// use mcp_tools::deferred::{HybridRanker, SentenceEmbedder};
+    ///
+    /// let ranker = HybridRanker::from_model_with(".cache/models/all-MiniLM-L6-v2", SentenceEmbedder::exact)
+    ///     .expect("the model loads");
+    /// ```
+    pub fn from_model_with(
+        dir: impl AsRef<Path>,
+        adjust: impl FnOnce(SentenceEmbedder) -> Result<SentenceEmbedder, EmbedError>,
+    ) -> Result<HybridRanker, EmbedError> {
         let dir = dir.as_ref();
         // Read first: a mistake there is told before the model takes its seconds to load.
         let settings = ModelSettings::read(dir)?;
-        let embedder = SentenceEmbedder::open_folder(dir, &settings)?
+        let embedder = adjust(SentenceEmbedder::open_folder(dir, &settings)?)?
             .max_tokens(SentenceEmbedder::DEFAULT_MAX_TOKENS)?;
         let mut ranker = HybridRanker::new(embedder);
         ranker.detail_weight = HybridRanker::MODEL_DETAIL_WEIGHT;

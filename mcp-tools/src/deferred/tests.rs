@@ -661,7 +661,8 @@ fn requests_split_into_their_steps() {
         ),
         [
             "Find the cheapest flight to Oslo next Friday",
-            "then put it in my calendar and email the itinerary to Anna."
+            "then put it in my calendar",
+            "and email the itinerary to Anna."
         ]
     );
     assert_eq!(
@@ -671,6 +672,22 @@ fn requests_split_into_their_steps() {
     assert_eq!(
         steps("look up the weather in Paris, and book a table for two"),
         ["look up the weather in Paris", "and book a table for two"]
+    );
+    assert_eq!(
+        steps("I need the top trending repositories on GitHub and any news articles about AI"),
+        ["I need the top trending repositories on GitHub", "and any news articles about AI"]
+    );
+    assert_eq!(
+        steps("suggest jobs in Lisbon, as well as cheap hotels there"),
+        ["suggest jobs in Lisbon", "as well as cheap hotels there"]
+    );
+    // A bare `and` with one word after it joins its step; `and then` splits as `then` does.
+    assert_eq!(steps("a cartoon with Tom and Jerry"), ["a cartoon with Tom and Jerry"]);
+    assert_eq!(steps("build it and then ship"), ["build it", "and then ship"]);
+    // Quoted text is a value, whatever it says.
+    assert_eq!(
+        steps("send the text 'hotel rooms and a stay. Then lunch' to Ann, then book it"),
+        ["send the text 'hotel rooms and a stay. Then lunch' to Ann", "then book it"]
     );
     // One step: nothing to split (`then` inside a word, `3.5`, a short tail joins its step).
     assert_eq!(steps("weather in Athens"), ["weather in Athens"]);
