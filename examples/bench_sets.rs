@@ -31,6 +31,8 @@
 //! (`bench/retrieval-loso.md`, which gives the grid, the criterion and the command); the whole
 //! grid goes to `--loso-grid FILE` (default `.cache/bench/loso-grid.tsv`). A model folder
 //! without a query adapter (`fetch-model.sh --tuned`) is searched at the points without one.
+//! `--fuse DIR:W` adds a second model: each cosine becomes `(1 − W) · the model's + W · the
+//! second's` (the two vectors side by side), so that the second model re-scores every candidate.
 //!
 //! Every ranker answers through `SearchIndex::search` with the default threshold, as
 //! `search_tools` does. For each set: *hit@5*, the share of tasks with a needed tool (or an
@@ -340,6 +342,7 @@ fn run() -> Result<(), String> {
     let mut outside = Outside::default();
     let mut loso = false;
     let mut loso_grid = String::from(".cache/bench/loso-grid.tsv");
+    let mut fuse: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -358,9 +361,10 @@ fn run() -> Result<(), String> {
             "--weights" => outside.weights = Some(parse_weights(&value()?)?),
             "--loso" => loso = true,
             "--loso-grid" => loso_grid = value()?,
+            "--fuse" => fuse = Some(value()?),
             "--help" | "-h" => {
                 println!(
-                    "usage: bench_sets [--model DIR] [--also-model DIR]... [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--nestful FILE] [--only SET] [--dump RANKER] [--rankers RANKER] [--record-texts FILE | --vectors FILE] [--weights W:F,...] [--loso [--loso-grid FILE]]"
+                    "usage: bench_sets [--model DIR] [--also-model DIR]... [--bfcl DIR] [--sets DIR] [--github-spec FILE] [--nestful FILE] [--only SET] [--dump RANKER] [--rankers RANKER] [--record-texts FILE | --vectors FILE] [--weights W:F,...] [--loso [--loso-grid FILE] [--fuse DIR:WEIGHT]]"
                 );
                 return Ok(());
             }
@@ -388,7 +392,15 @@ fn run() -> Result<(), String> {
     }
     if loso {
         let dir = model.as_deref().ok_or("--loso needs --model")?;
-        return models::loso(dir, &sets, &loso_grid);
+        let fuse = match &fuse {
+            Some(spec) => {
+                let (other, weight) = spec.rsplit_once(':').ok_or("--fuse DIR:WEIGHT")?;
+                let weight: f32 = weight.parse().map_err(|_| format!("--fuse: {weight} is not a weight"))?;
+                Some((Path::new(other), weight))
+            }
+            None => None,
+        };
+        return models::loso(dir, &sets, &loso_grid, fuse);
     }
     let mut entries = vec![
         Entry::new("`Bm25fRanker::default()` (words)", Bm25fRanker::default()),
@@ -982,7 +994,7 @@ mod models {
         Err("--also-model needs `--features embeddings`".into())
     }
 
-    pub fn loso(_: &Path, _: &[Set], _: &str) -> Result<(), String> {
+    pub fn loso(_: &Path, _: &[Set], _: &str, _: Option<(&Path, f32)>) -> Result<(), String> {
         Err("--loso needs `--features embeddings`".into())
     }
 }
@@ -1009,12 +1021,29 @@ mod models {
         record: Option<Mutex<std::fs::File>>,
         /// `--vectors`: the only vectors given.
         given: Option<Arc<HashMap<String, Vec<f32>>>>,
+        /// `--fuse`: a second model and its weight `w`; each vector is then this model's and the
+        /// second's side by side, scaled by `√(1 − w)` and `√w`, so that a cosine is
+        /// `(1 − w) · this model's + w · the second's`.
+        second: Option<(Arc<Memo>, f32)>,
     }
 
     impl Memo {
         /// `model`'s memo, its vectors neither recorded nor given (`tag`: see [`Memo::tag`]).
         fn new(model: SentenceEmbedder, tag: String) -> Arc<Memo> {
-            Arc::new(Memo { model, tag, vectors: Mutex::default(), record: None, given: None })
+            Arc::new(Memo { model, tag, vectors: Mutex::default(), record: None, given: None, second: None })
+        }
+
+        /// `model`'s memo with `second`'s vectors beside its own, at weight `weight` (`--fuse`).
+        fn fused(model: SentenceEmbedder, second: Arc<Memo>, weight: f32) -> Arc<Memo> {
+            let tag = format!("-fused-{weight}");
+            Arc::new(Memo {
+                model,
+                tag,
+                vectors: Mutex::default(),
+                record: None,
+                given: None,
+                second: Some((second, weight)),
+            })
         }
 
         /// Whether vectors come from or go to outside (then no cache file is used).
@@ -1025,15 +1054,18 @@ mod models {
 
     impl Embedder for Memo {
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            self.through(false, texts)
+            self.side_by_side(false, texts)
         }
 
         fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            self.through(true, texts)
+            self.side_by_side(true, texts)
         }
 
         fn model_id(&self) -> String {
-            self.model.model_id()
+            match &self.second {
+                Some((second, weight)) => format!("{}+{}@{weight}", self.model.model_id(), second.model_id()),
+                None => self.model.model_id(),
+            }
         }
 
         fn vocabulary(&self) -> Option<&Vocabulary> {
@@ -1042,6 +1074,19 @@ mod models {
     }
 
     impl Memo {
+        /// [`through`](Memo::through), with the second model's vectors beside (`--fuse`).
+        fn side_by_side(&self, query: bool, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            let mine = self.through(query, texts)?;
+            let Some((second, weight)) = &self.second else { return Ok(mine) };
+            let theirs = second.side_by_side(query, texts)?;
+            let (a, b) = ((1.0 - weight).sqrt(), weight.sqrt());
+            Ok(mine
+                .into_iter()
+                .zip(theirs)
+                .map(|(x, y)| x.iter().map(|v| v * a).chain(y.iter().map(|v| v * b)).collect())
+                .collect())
+        }
+
         /// The vectors of documents, or of requests (`query`), from memory or from the model.
         fn through(&self, query: bool, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
             if let Some(file) = &self.record {
@@ -1121,7 +1166,14 @@ mod models {
         };
         let given = given.cloned();
         let model = model(dir, tokens, exact)?;
-        Ok(Arc::new(Memo { model, tag: String::new(), vectors: Mutex::default(), record, given }))
+        Ok(Arc::new(Memo {
+            model,
+            tag: String::new(),
+            vectors: Mutex::default(),
+            record,
+            given,
+            second: None,
+        }))
     }
 
     /// A `--vectors` file: lines of `[text, [numbers]]`.
@@ -1315,7 +1367,8 @@ mod models {
             ),
             Entry::new(
                 format!(
-                    "**`HybridRanker::from_model`** ({name}): short text and whole definition (0.35), {cut} tokens (default)"
+                    "**`HybridRanker::from_model`** ({name}): short text and whole definition ({}), {cut} tokens (default)",
+                    HybridRanker::MODEL_DETAIL_WEIGHT
                 ),
                 default(&short),
             ),
@@ -1597,7 +1650,7 @@ mod models {
     /// `--loso`: every set's figures at every point of [`grid`], then leave-one-set-out
     /// choices, the best point on all sets, and the multi-step figures (markdown on stdout; the
     /// whole grid as tab-separated values in `.cache/bench/loso-grid.tsv`).
-    pub fn loso(dir: &Path, sets: &[Set], grid_file: &str) -> Result<(), String> {
+    pub fn loso(dir: &Path, sets: &[Set], grid_file: &str, fuse: Option<(&Path, f32)>) -> Result<(), String> {
         let started = Instant::now();
         let cut = SentenceEmbedder::DEFAULT_MAX_TOKENS;
         // A folder without a query adapter (the tuned model of `fetch-model.sh --tuned`) is
@@ -1609,8 +1662,19 @@ mod models {
             Some(model) => model,
             None => model(dir, cut, false)?.no_query_adapter(),
         };
-        let adapted = Memo::new(adapted, String::new());
-        let plain = Memo::new(model(dir, cut, false)?.no_query_adapter(), String::new());
+        // `--fuse DIR:W`: a second model's vectors beside (its own query adapter left out).
+        let second = match fuse {
+            Some((other, weight)) => {
+                Some((Memo::new(model(other, cut, false)?.no_query_adapter(), String::new()), weight))
+            }
+            None => None,
+        };
+        let memo = |model: SentenceEmbedder| match &second {
+            Some((other, weight)) => Memo::fused(model, other.clone(), *weight),
+            None => Memo::new(model, String::new()),
+        };
+        let adapted = memo(adapted);
+        let plain = memo(model(dir, cut, false)?.no_query_adapter());
         let base_adapted = hybrid(&adapted, cut, true, embedding_text).background(false);
         // Every tool's two texts embedded (or read from the cache file) once, before the second
         // base ranker reads the file.
