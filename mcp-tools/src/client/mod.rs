@@ -39,6 +39,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -435,6 +436,9 @@ impl ClientBuilder {
     }
 }
 
+/// What a request waiting for its answer gets: its result as JSON text, or why there is none.
+type Answered = Result<Box<RawValue>, ClientError>;
+
 /// A request as sent: its parameters borrowed, not copied into a message of their own.
 #[derive(serde::Serialize)]
 struct RequestMessage<'a> {
@@ -506,7 +510,7 @@ struct Envelope {
     version: String,
     answers: Option<[Option<Value>; 3]>,
     tasks: Option<bool>,
-    entries: Vec<(String, Box<serde_json::value::RawValue>)>,
+    entries: Vec<(String, Box<RawValue>)>,
 }
 
 /// The question capabilities a request's envelope declares in place of the client's.
@@ -539,8 +543,8 @@ struct Inner {
     elicitation: Option<QuestionHandler>,
     roots: Option<Arc<Mutex<Vec<Root>>>>,
     connected: OnceLock<Connected>,
-    /// The requests waiting for their answers, by id.
-    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
+    /// The requests waiting for their answers, by id: a result as its JSON text.
+    pending: Mutex<HashMap<i64, oneshot::Sender<Answered>>>,
     /// Where the progress of a call goes, by its token.
     progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
     notifications: broadcast::Sender<ServerNotification>,
@@ -794,9 +798,20 @@ impl Client {
     pub async fn request_with(
         &self,
         method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<Value, ClientError> {
+        read(&self.request_with_raw(method, params, options).await?)
+    }
+
+    /// [`request_with`](Self::request_with), its result as the JSON text the server sent (a
+    /// gateway passes a tool's result on without reading it into values).
+    pub(crate) async fn request_with_raw(
+        &self,
+        method: &str,
         mut params: Value,
         mut options: CallOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<RawValue>, ClientError> {
         if !params.is_object() {
             params = json!({});
         }
@@ -813,7 +828,7 @@ impl Client {
             params["_meta"]["progressToken"] = json!(token);
             token
         });
-        let result = self.exchange(method, params, &options).await;
+        let result = self.exchange_raw(method, params, &options).await;
         if let Some(token) = token {
             self.inner.progress.lock().expect("progress lock").remove(&token);
         }
@@ -824,9 +839,19 @@ impl Client {
     async fn exchange(
         &self,
         method: &str,
-        mut params: Value,
+        params: Value,
         options: &CallOptions,
     ) -> Result<Value, ClientError> {
+        read(&self.exchange_raw(method, params, options).await?)
+    }
+
+    /// [`exchange`](Self::exchange), its result as the JSON text the server sent.
+    async fn exchange_raw(
+        &self,
+        method: &str,
+        mut params: Value,
+        options: &CallOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
         let connected = self.connected();
         let route = options.route();
         if connected.era == Era::Handshake {
@@ -834,13 +859,13 @@ impl Client {
             let sessions = *self.inner.sessions.lock().await;
             let auth = options.authorization.clone();
             let sent = self
-                .raw_request(method, Params::plain(&params), name.clone(), Vec::new(), route.clone(), auth)
+                .send_request(method, Params::plain(&params), name.clone(), Vec::new(), route.clone(), auth)
                 .await;
             return match sent {
                 // The server ended the session, and did not run the request: once more in a new one.
                 Err(ClientError::Transport(_)) if self.reopen(sessions).await? => {
                     let auth = options.authorization.clone();
-                    self.raw_request(method, Params::plain(&params), name, Vec::new(), route, auth).await
+                    self.send_request(method, Params::plain(&params), name, Vec::new(), route, auth).await
                 }
                 other => other,
             };
@@ -853,7 +878,7 @@ impl Client {
         for _ in 0..MAX_ROUNDS {
             let name = name_of(method, &params);
             let result = self
-                .raw_request(
+                .send_request(
                     method,
                     Params { fields: &params, envelope: Some(&envelope) },
                     name,
@@ -862,8 +887,9 @@ impl Client {
                     options.authorization.clone(),
                 )
                 .await?;
-            match result["resultType"].as_str() {
-                Some("input_required") => {
+            match result_type(&result) {
+                ResultType::InputRequired => {
+                    let result = read(&result)?;
                     let answers = self.answer_all(&result["inputRequests"], options).await;
                     let fields = params.as_object_mut().expect("params are an object");
                     fields.insert("inputResponses".into(), answers);
@@ -872,13 +898,15 @@ impl Client {
                         None => fields.remove("requestState"),
                     };
                 }
-                Some("task") => {
+                ResultType::Task => {
+                    let result = read(&result)?;
                     if let Some(started) = &options.on_task {
                         started();
                     }
-                    return Box::pin(self.follow_task(result, options)).await;
+                    let ended = Box::pin(self.follow_task(result, options)).await?;
+                    return Ok(serde_json::value::to_raw_value(&ended).expect("JSON serializes"));
                 }
-                _ => return Ok(result),
+                ResultType::Other => return Ok(result),
             }
         }
         Err(ClientError::Protocol(format!("`{method}` still asked for input after {MAX_ROUNDS} rounds")))
@@ -991,6 +1019,19 @@ impl Client {
         route: Option<Route>,
         authorization: Option<String>,
     ) -> Result<Value, ClientError> {
+        read(&self.send_request(method, params, name, param_headers, route, authorization).await?)
+    }
+
+    /// [`raw_request`](Self::raw_request), its result as the JSON text the server sent.
+    async fn send_request(
+        &self,
+        method: &str,
+        params: Params<'_>,
+        name: Option<String>,
+        param_headers: Vec<(String, String)>,
+        route: Option<Route>,
+        authorization: Option<String>,
+    ) -> Result<Box<RawValue>, ClientError> {
         if self.inner.closed.is_cancelled() {
             return Err(ClientError::Closed);
         }
@@ -1140,6 +1181,16 @@ impl Client {
         let params = json!({"name": name, "arguments": arguments});
         let result = self.request_with("tools/call", params, options).await?;
         Ok(CallResult::new(result))
+    }
+
+    /// [`call_tool_with`](Self::call_tool_with), the result as the JSON text the server sent.
+    pub(crate) async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.request_with_raw("tools/call", json!({"name": name, "arguments": arguments}), options).await
     }
 
     /// Every resource (`resources/list`, every page).
@@ -1422,9 +1473,84 @@ fn end(inner: &Inner) {
 /// One message from the wire; `related` is the request it came in answer to, when the wire
 /// knows (HTTP: that request's response stream).
 fn deliver(inner: &Arc<Inner>, bytes: &[u8], related: Option<i64>) {
+    // Most messages are answers to ours: a result is kept as the text it came as, read into
+    // values only by whoever wants it read. Anything else is read whole.
+    if let Ok(answer) = serde_json::from_slice::<Answer<'_>>(bytes)
+        && answer.method.is_none()
+        && !answer.error.0
+        && let Some(id) = answer.id
+    {
+        if let Some(waiter) = inner.pending.lock().expect("pending lock").remove(&id) {
+            let result = answer.result.map_or_else(
+                || serde_json::value::to_raw_value(&Value::Null).expect("JSON serializes"),
+                ToOwned::to_owned,
+            );
+            let _ = waiter.send(Ok(result));
+        }
+        return;
+    }
     match serde_json::from_slice::<Value>(bytes) {
         Ok(message) => handle(inner, message, related),
         Err(_) => tracing::warn!("the server sent something that is not JSON; ignored"),
+    }
+}
+
+/// An answer of the server's, its result as text (a message with a `method`, or an `error`
+/// even `null`, is read whole; as is one that does not read as this, e.g. with a key twice).
+#[derive(serde::Deserialize)]
+struct Answer<'a> {
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    id: Option<i64>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Present,
+}
+
+/// Whether a key is there, whatever its value (`null` too).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> serde::Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Present(true))
+    }
+}
+
+/// A result read into a value.
+fn read(result: &RawValue) -> Result<Value, ClientError> {
+    serde_json::from_str(result.get())
+        .map_err(|e| ClientError::Protocol(format!("the server's result could not be read: {e}")))
+}
+
+/// What a 2026-07-28 result is, by its `resultType`.
+enum ResultType {
+    InputRequired,
+    Task,
+    Other,
+}
+
+/// A result's `resultType`, read without reading the rest of it into values.
+fn result_type(result: &RawValue) -> ResultType {
+    #[derive(serde::Deserialize)]
+    struct Typed<'a> {
+        #[serde(rename = "resultType", borrow)]
+        result_type: Option<&'a str>,
+    }
+    let of = |name: Option<&str>| match name {
+        Some("input_required") => ResultType::InputRequired,
+        Some("task") => ResultType::Task,
+        _ => ResultType::Other,
+    };
+    match serde_json::from_str::<Typed<'_>>(result.get()) {
+        Ok(typed) => of(typed.result_type),
+        // Not an object, a `resultType` with escapes or not a string, a key twice: as a value.
+        Err(_) => of(serde_json::from_str::<Value>(result.get())
+            .ok()
+            .as_ref()
+            .and_then(|v| v["resultType"].as_str())),
     }
 }
 
@@ -1462,7 +1588,11 @@ fn handle(inner: &Arc<Inner>, mut message: Value, related: Option<i64>) {
                     message: error["message"].as_str().unwrap_or_default().to_owned(),
                     data: error.get("data").cloned(),
                 }),
-                None => Ok(message.as_object_mut().and_then(|m| m.remove("result")).unwrap_or(Value::Null)),
+                None => {
+                    let result =
+                        message.as_object_mut().and_then(|m| m.remove("result")).unwrap_or(Value::Null);
+                    Ok(serde_json::value::to_raw_value(&result).expect("JSON serializes"))
+                }
             };
             let _ = waiter.send(answer);
         }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -170,7 +171,7 @@ impl Link {
         } else {
             drop(progress_tx);
         }
-        let call = client.call_tool_with(name, arguments, options);
+        let call = client.call_tool_raw(name, arguments, options);
         tokio::pin!(call);
         let outcome = loop {
             tokio::select! {
@@ -186,7 +187,7 @@ impl Link {
             forward_log(&ctx, log);
         }
         match outcome {
-            Ok(result) => Ok(ToolResult::from_json(self.localize_result(result.into_json()))),
+            Ok(result) => Ok(self.tool_result(&result)),
             // The upstream's task failed: this one fails with its error.
             Err(ClientError::Rpc { code, message, data })
                 if became_task.load(std::sync::atomic::Ordering::Relaxed)
@@ -338,6 +339,24 @@ impl Link {
 
     /// A result with the URIs of its resource links and embedded resources made local, and
     /// without the 2026-07-28 `resultType` (the server adds its own).
+    ///
+    /// A result with nothing to make local is passed on as it came, its blocks not read into
+    /// values: one where no block can be a resource or a link to one (no `"resource` anywhere in
+    /// its text, and no `\u` escape that could spell one), or any under an empty prefix.
+    fn tool_result(&self, result: &RawValue) -> ToolResult {
+        let text = result.get().as_bytes();
+        let plain = self.prefix.is_empty()
+            || (memchr::memmem::find(text, b"\"resource").is_none()
+                && memchr::memmem::find(text, b"\\u").is_none());
+        if plain && let Some(passed) = ToolResult::passed_on(result) {
+            return passed;
+        }
+        match serde_json::from_str(result.get()) {
+            Ok(value) => ToolResult::from_json(self.localize_result(value)),
+            Err(_) => ToolResult::from_json(Value::Null),
+        }
+    }
+
     fn localize_result(&self, mut result: Value) -> Value {
         if let Some(fields) = result.as_object_mut() {
             fields.remove("resultType");
@@ -1085,5 +1104,87 @@ mod tests {
         assert_eq!(upstream_uri("fs", "mem://other/notes/1"), None);
         assert_eq!(upstream_uri("fs", "mem://fsx/notes/1"), None);
         assert_eq!(local_uri("", "mem://a"), "mem://a");
+    }
+
+    fn link(prefix: &str) -> Link {
+        Link {
+            prefix: prefix.to_owned(),
+            separator: "_".to_owned(),
+            label: "test".to_owned(),
+            client: ArcSwapOption::empty(),
+            down: Mutex::new((String::new(), None)),
+            pass_caller_token: false,
+        }
+    }
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    /// What the result was before results were passed on: read into a value, made local.
+    fn read_whole(link: &Link, text: &str) -> String {
+        let value = serde_json::from_str(text).unwrap();
+        serde_json::to_string(&ToolResult::from_json(link.localize_result(value))).unwrap()
+    }
+
+    #[test]
+    fn a_result_with_nothing_to_make_local_is_passed_on_as_it_came() {
+        let link = link("fs");
+        for text in [
+            r#"{"resultType":"complete","content":[{"type":"text","text":"3.5"}]}"#,
+            r#"{"content":[{"type":"text","text":"a \"quoted\" word"},{"type":"image","data":"AAA=","mimeType":"image/png"}],"structuredContent":{"sum":3.5,"list":[1,2]},"isError":true,"_meta":{"k":"v"},"resultType":"complete","extra":1}"#,
+            r#"{"content":[],"isError":false}"#,
+            r#"{"structuredContent":null}"#,
+        ] {
+            let passed = link.tool_result(&raw(text));
+            // (No blocks: none to pass on.)
+            assert_eq!(passed.is_passed_on(), text.contains(r#""content""#), "{text}");
+            // The same result as read whole, to the byte.
+            assert_eq!(serde_json::to_string(&passed).unwrap(), read_whole(&link, text), "{text}");
+            // Its blocks read as values when asked for.
+            let whole = ToolResult::from_json(serde_json::from_str(text).unwrap());
+            assert_eq!(passed.content(), whole.content(), "{text}");
+            assert_eq!(passed.is_error(), whole.is_error(), "{text}");
+            assert_eq!(passed.structured_content(), whole.structured_content(), "{text}");
+            assert_eq!(passed.meta_map(), whole.meta_map(), "{text}");
+        }
+        // The blocks are sent on as the upstream wrote them, spacing and all.
+        let text = r#"{"content": [ {"type": "text",  "text": "a"} ], "resultType": "complete"}"#;
+        let passed = serde_json::to_string(&link.tool_result(&raw(text))).unwrap();
+        assert_eq!(passed, r#"{"content":[ {"type": "text",  "text": "a"} ]}"#);
+        // Changed, a passed result is read whole first.
+        let grown = link.tool_result(&raw(r#"{"content":[{"type":"text","text":"a"}]}"#)).text("b");
+        assert_eq!(
+            serde_json::to_string(&grown).unwrap(),
+            r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#
+        );
+    }
+
+    #[test]
+    fn a_result_with_resources_is_made_local() {
+        let link = link("fs");
+        for (text, local) in [
+            (
+                r#"{"content":[{"type":"resource_link","uri":"file:///a","name":"a"},{"type":"resource","resource":{"uri":"mem://x","text":"t"}}],"resultType":"complete"}"#,
+                r#"{"content":[{"type":"resource_link","uri":"file://fs//a","name":"a"},{"type":"resource","resource":{"uri":"mem://fs/x","text":"t"}}]}"#,
+            ),
+            // A type spelled with an escape is one all the same.
+            (
+                r#"{"content":[{"type":"\u0072esource_link","uri":"mem://x","name":"x"}]}"#,
+                r#"{"content":[{"type":"resource_link","uri":"mem://fs/x","name":"x"}]}"#,
+            ),
+        ] {
+            let result = link.tool_result(&raw(text));
+            assert!(!result.is_passed_on(), "{text}");
+            assert_eq!(serde_json::to_string(&result).unwrap(), local);
+        }
+        // Under an empty prefix, nothing is ever made local: passed on.
+        let text = r#"{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}"#;
+        let result = super::Link { prefix: String::new(), ..link };
+        let passed = result.tool_result(&raw(text));
+        assert!(passed.is_passed_on());
+        assert_eq!(serde_json::to_string(&passed).unwrap(), text);
+        // Not a result: an error result, as before.
+        assert!(result.tool_result(&raw("[1]")).is_error());
     }
 }

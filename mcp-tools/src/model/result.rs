@@ -102,6 +102,59 @@ impl Serialize for Structured {
     }
 }
 
+/// A result's content blocks: made here, or passed on as the JSON text another server sent
+/// (an array), read into values ([`Content::Json`]) only when asked for.
+#[derive(Clone, Debug)]
+enum Blocks {
+    Built(Vec<Content>),
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    Passed {
+        text: Box<RawValue>,
+        read: std::sync::OnceLock<Vec<Content>>,
+    },
+}
+
+impl Default for Blocks {
+    fn default() -> Self {
+        Blocks::Built(Vec::new())
+    }
+}
+
+impl Blocks {
+    fn get(&self) -> &[Content] {
+        match self {
+            Blocks::Built(blocks) => blocks,
+            Blocks::Passed { text, read } => read.get_or_init(|| Blocks::read(text)),
+        }
+    }
+
+    fn to_mut(&mut self) -> &mut Vec<Content> {
+        if let Blocks::Passed { text, read } = self {
+            let blocks = read.take().unwrap_or_else(|| Blocks::read(text));
+            *self = Blocks::Built(blocks);
+        }
+        match self {
+            Blocks::Built(blocks) => blocks,
+            Blocks::Passed { .. } => unreachable!("made built above"),
+        }
+    }
+
+    fn read(text: &RawValue) -> Vec<Content> {
+        serde_json::from_str::<Vec<Value>>(text.get())
+            .map(|blocks| blocks.into_iter().map(Content::Json).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Serialize for Blocks {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Blocks::Built(blocks) => blocks.serialize(s),
+            Blocks::Passed { text, .. } => text.serialize(s),
+        }
+    }
+}
+
 /// The result of a `tools/call`: content blocks for the model, optional structured content
 /// (an object) for programs and views, an error flag, and `_meta`.
 ///
@@ -120,7 +173,7 @@ impl Serialize for Structured {
 #[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
-    content: Vec<Content>,
+    content: Blocks,
     #[serde(skip_serializing_if = "Option::is_none")]
     structured_content: Option<Structured>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -152,7 +205,7 @@ impl ToolResult {
     }
     /// A failed result (`isError: true`) whose text is `message`.
     pub fn error(message: impl Into<String>) -> Self {
-        ToolResult { content: vec![Content::text(message)], is_error: true, ..Self::default() }
+        ToolResult { content: Blocks::Built(vec![Content::text(message)]), is_error: true, ..Self::default() }
     }
     /// A successful result with structured content (must serialize to a JSON object) and the
     /// same JSON as a text block for clients that read only text.
@@ -160,14 +213,14 @@ impl ToolResult {
         let value = serde_json::to_value(value).map_err(ToolError::internal)?;
         let text = value.to_string();
         Ok(ToolResult {
-            content: vec![Content::text(text)],
+            content: Blocks::Built(vec![Content::text(text)]),
             structured_content: Some(Structured::Value(value)),
             ..Self::default()
         })
     }
     /// Appends a text block.
     pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.content.push(Content::text(text));
+        self.content.to_mut().push(Content::text(text));
         self
     }
     /// Appends a Markdown text block (MCP text blocks carry Markdown; hosts render it).
@@ -176,17 +229,17 @@ impl ToolResult {
     }
     /// Appends an image block from raw bytes.
     pub fn image(mut self, bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
-        self.content.push(Content::image(bytes, mime_type));
+        self.content.to_mut().push(Content::image(bytes, mime_type));
         self
     }
     /// Appends an audio block from raw bytes.
     pub fn audio(mut self, bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
-        self.content.push(Content::audio(bytes, mime_type));
+        self.content.to_mut().push(Content::audio(bytes, mime_type));
         self
     }
     /// Appends an embedded resource.
     pub fn resource(mut self, resource: EmbeddedResource) -> Self {
-        self.content.push(Content::Resource { resource });
+        self.content.to_mut().push(Content::Resource { resource });
         self
     }
     /// Appends a link to a resource.
@@ -196,7 +249,7 @@ impl ToolResult {
         name: impl Into<String>,
         mime_type: Option<&str>,
     ) -> Self {
-        self.content.push(Content::ResourceLink {
+        self.content.to_mut().push(Content::ResourceLink {
             uri: uri.into(),
             name: name.into(),
             description: None,
@@ -206,7 +259,7 @@ impl ToolResult {
     }
     /// Appends any content block.
     pub fn content_block(mut self, content: Content) -> Self {
-        self.content.push(content);
+        self.content.to_mut().push(content);
         self
     }
     /// Sets the structured content (a JSON object) without adding a text block.
@@ -227,7 +280,7 @@ impl ToolResult {
 
     /// The content blocks.
     pub fn content(&self) -> &[Content] {
-        &self.content
+        self.content.get()
     }
     /// Whether the result reports a failure.
     pub fn is_error(&self) -> bool {
@@ -246,7 +299,7 @@ impl ToolResult {
     }
     /// The text of every text block, joined by newlines.
     pub fn joined_text(&self) -> String {
-        self.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
+        self.content.get().iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
     }
 
     pub(crate) fn structured_value(&self) -> Option<&Value> {
@@ -318,8 +371,8 @@ impl ToolResult {
             return ToolResult::error("the server answered a tool call with something that is not a result");
         };
         let content = match fields.remove("content") {
-            Some(Value::Array(blocks)) => blocks.into_iter().map(Content::Json).collect(),
-            _ => Vec::new(),
+            Some(Value::Array(blocks)) => Blocks::Built(blocks.into_iter().map(Content::Json).collect()),
+            _ => Blocks::default(),
         };
         let structured_content =
             fields.remove("structuredContent").filter(|v| !v.is_null()).map(Structured::Value);
@@ -331,9 +384,56 @@ impl ToolResult {
         ToolResult { content, structured_content, is_error, meta, ..Self::default() }
     }
 
+    /// [`from_json`](Self::from_json) of a result as the JSON text another server sent, its
+    /// content blocks kept as that text (read into values only if asked for): the same result,
+    /// sent on with the blocks as they came. `None` for a result that is not a JSON object, or
+    /// whose `content` is not an array.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn passed_on(result: &RawValue) -> Option<Self> {
+        #[derive(serde::Deserialize)]
+        struct Parts<'a> {
+            #[serde(borrow)]
+            content: Option<&'a RawValue>,
+            #[serde(rename = "structuredContent", borrow)]
+            structured_content: Option<&'a RawValue>,
+            #[serde(rename = "isError", borrow)]
+            is_error: Option<&'a RawValue>,
+            #[serde(rename = "_meta", borrow)]
+            meta: Option<&'a RawValue>,
+        }
+        // (A key given twice does not read: the caller reads such a result as a value.)
+        let parts: Parts<'_> = serde_json::from_str(result.get()).ok()?;
+        let content = match parts.content {
+            None => Blocks::default(),
+            Some(blocks) if blocks.get().starts_with('[') => {
+                Blocks::Passed { text: blocks.to_owned(), read: std::sync::OnceLock::new() }
+            }
+            Some(_) => return None,
+        };
+        // Structured content is a value, as `from_json` makes it (an output schema checks it).
+        let structured_content = match parts.structured_content {
+            None => None,
+            Some(raw) => Some(Structured::Value(serde_json::from_str(raw.get()).ok()?)),
+        };
+        let meta = match parts.meta {
+            Some(raw) if raw.get().starts_with('{') => Some(serde_json::from_str(raw.get()).ok()?),
+            _ => None,
+        };
+        let is_error = parts.is_error.is_some_and(|raw| raw.get() == "true");
+        Some(ToolResult { content, structured_content, is_error, meta, ..Self::default() })
+    }
+
+    /// Whether the content blocks are still the text another server sent ([`passed_on`]).
+    ///
+    /// [`passed_on`]: Self::passed_on
+    #[cfg(all(test, feature = "client"))]
+    pub(crate) fn is_passed_on(&self) -> bool {
+        matches!(self.content, Blocks::Passed { .. })
+    }
+
     pub(crate) fn from_raw_structured(raw: Box<RawValue>) -> Self {
         ToolResult {
-            content: vec![Content::text(raw.get().to_owned())],
+            content: Blocks::Built(vec![Content::text(raw.get().to_owned())]),
             structured_content: Some(Structured::Raw(raw)),
             ..Self::default()
         }
