@@ -45,11 +45,15 @@ def run(defer, era, calls, tag):
         extra = f',"_meta":{META}'
     # wait until the tool is there
     name = "b_add"
-    for i in range(1, 200):
+
+    def call(i):
+        """The `tools/call` request `i`: `b_add` itself, or through `call_tool` when deferred."""
         if defer:
-            body = f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"call_tool","arguments":{{"name":"{name}","arguments":{{"a":1.5,"b":2}}}}{extra}}}}}'
-        else:
-            body = f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{name}","arguments":{{"a":1.5,"b":2}}{extra}}}}}'
+            return f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"call_tool","arguments":{{"name":"{name}","arguments":{{"a":1.5,"b":2}}}}{extra}}}}}'
+        return f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{name}","arguments":{{"a":1.5,"b":2}}{extra}}}}}'
+
+    for i in range(1, 200):
+        body = call(i)
         p.stdin.write(body + "\n"); p.stdin.flush()
         line = p.stdout.readline()
         while json.loads(line).get("id") != i:
@@ -61,10 +65,7 @@ def run(defer, era, calls, tag):
         raise SystemExit("never answered: " + line)
     start = i + 1
     for i in range(start, start + calls):
-        if defer:
-            body = f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"call_tool","arguments":{{"name":"{name}","arguments":{{"a":1.5,"b":2}}}}{extra}}}}}'
-        else:
-            body = f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{name}","arguments":{{"a":1.5,"b":2}}{extra}}}}}'
+        body = call(i)
         p.stdin.write(body + "\n"); p.stdin.flush()
         line = p.stdout.readline()
         assert "3.5" in line and f'"id":{i}' in line, line
