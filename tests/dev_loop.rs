@@ -31,14 +31,16 @@ fn package(name: &str, lib: &str, main: &str) -> (PathBuf, PathBuf) {
     // Under target/ (cargo's folder for tests' files), so that cargo reads the workspace's
     // .cargo/config.toml there too: built with the same profile. mcp-tools with its default
     // features, as tests/library_crate.rs and the README's quick start (tests/readme_quickstart.rs)
-    // take it: the three packages share one build of mcp-tools and its dependencies (a package's
-    // features are its own, so another list would build them all again). Each test's
+    // take it: the three packages share one build of mcp-tools (a package's features are its own,
+    // so another list would build it again), and the workspace's build of its dependencies
+    // (`harness::shared_build`). Each test's
     // package has a name of its own: they share target/debug, where the binary is named after it.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-tools-{name}-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
-        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?} }}\n\n[workspace]\n",
-        root.join("mcp-tools")
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?} }}\n\n[workspace]\n{}",
+        root.join("mcp-tools"),
+        harness::shared_build()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();

@@ -21,13 +21,15 @@ fn package(main: &str) -> PathBuf {
     // Under target/ (cargo's folder for tests' files), so that cargo reads the workspace's
     // .cargo/config.toml there too: built with the same profile. mcp-tools with its default
     // features, as tests/dev_loop.rs and the README's quick start (tests/readme_quickstart.rs)
-    // take it: the three packages share one build of mcp-tools and its dependencies.
+    // take it: the three packages share one build of mcp-tools, and the workspace's build of its
+    // dependencies (`harness::shared_build`).
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-tools-libtools-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
-        "[package]\nname = \"libtools\"\nversion = \"0.1.0\"\nedition = \"2024\"\ndescription = \"Tools from a library.\"\nrepository = \"https://github.com/octo/libtools\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?} }}\n\n[workspace]\n",
-        root.join("mcp-tools")
+        "[package]\nname = \"libtools\"\nversion = \"0.1.0\"\nedition = \"2024\"\ndescription = \"Tools from a library.\"\nrepository = \"https://github.com/octo/libtools\"\n\n[dependencies]\nmcp-tools-rs = {{ path = {:?} }}\n\n[workspace]\n{}",
+        root.join("mcp-tools"),
+        harness::shared_build()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     // The workspace's lock file: the same versions, so the shared build cache serves.

@@ -32,8 +32,24 @@ fn the_readme_quick_start_builds_as_pasted_and_serves_its_tool() {
     let krate = dir.join("quickstart");
     std::fs::create_dir_all(krate.join("src")).unwrap();
     std::os::unix::fs::symlink(root, dir.join("mcp-tools")).unwrap();
+    // The line's path, followed from the new crate through the link, must reach the runtime's
+    // package. cargo is then given the path tests/dev_loop.rs gives: a package is known by its path, and
+    // through the link it would be another package than the one tests/dev_loop.rs built, so a
+    // build of mcp-tools of its own. For the same reason the crate takes `harness::shared_build`
+    // (dependencies it does not use: the features of the workspace's build of the rest).
+    let (_, after) =
+        dependencies.split_once("mcp-tools-rs = { path = \"").expect("a path dependency on mcp-tools-rs");
+    let path = &after[..after.find('"').unwrap()];
+    let reached = krate.join(path).canonicalize().expect("the README's path exists in the documented layout");
+    assert_eq!(
+        reached,
+        root.join("mcp-tools").canonicalize().unwrap(),
+        "the README's path reaches mcp-tools-rs"
+    );
+    let dependencies = dependencies.replacen(path, &root.join("mcp-tools").display().to_string(), 1);
     let manifest = format!(
-        "[package]\nname = \"quickstart\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n{dependencies}\n\n[workspace]\n"
+        "[package]\nname = \"quickstart\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n{dependencies}\n\n[workspace]\n{}",
+        harness::shared_build()
     );
     std::fs::write(krate.join("Cargo.toml"), manifest).unwrap();
     // The workspace's lock file: the same versions, so the shared build cache serves.

@@ -12,6 +12,47 @@ use serde_json::{Value, json};
 /// How long any single answer may take before the test fails (generous: CI machines are small).
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// What a package built by a test (tests/dev_loop.rs, tests/library_crate.rs,
+/// tests/readme_quickstart.rs) appends to its `Cargo.toml`, beside mcp-tools with its default
+/// features as a user takes it: dependencies the package never uses, there only so that cargo
+/// builds the crates it shares with the workspace's test build with the features that build gave
+/// them (the workspace's tests turn on mcp-tools' `client`, `auth`, ..., whose dependencies add
+/// features to hyper, tower, futures-util, getrandom, ..., and whose derive macros add features
+/// to syn 2 and 3, the host's). A crate with other features is another build, and so is
+/// everything above it: without these lines the first package a test built compiled some 150
+/// crates again (36 s on 2 cores); with them, only mcp-tools and its macros (about 15 s;
+/// bench/test-time.md). If the list falls behind the workspace's dependencies, the tests stay
+/// right and get slower: bench/test-time.md shows how to compare the two builds.
+pub fn shared_build() -> String {
+    // (section, package, version, features)
+    const DEPENDENCIES: &[(&str, &str, &str, &[&str])] = &[
+        ("dependencies", "bitflags", "2", &["std"]),
+        ("dependencies", "equivalent", "1", &[]),
+        ("dependencies", "futures-channel", "0.3", &["sink"]),
+        ("dependencies", "futures-util", "0.3", &["io", "sink"]),
+        ("dependencies", "getrandom", "0.3", &["std"]),
+        ("dependencies", "getrandom", "0.4", &["std", "sys_rng"]),
+        ("dependencies", "hyper", "1", &["client"]),
+        ("dependencies", "hyper-util", "0.1", &["client-legacy", "client-proxy"]),
+        ("dependencies", "sync_wrapper", "1", &["futures"]),
+        ("dependencies", "tower", "0.5", &["retry", "timeout"]),
+        ("dependencies", "tracing-core", "0.1", &[]),
+        ("dependencies", "zerocopy", "0.8", &[]),
+        ("build-dependencies", "syn", "2", &["full", "extra-traits", "visit", "visit-mut"]),
+        ("build-dependencies", "syn", "3", &["full", "extra-traits", "visit", "visit-mut", "fold"]),
+    ];
+    let mut toml = String::new();
+    for (section, package, version, features) in DEPENDENCIES {
+        // Named after the package and its major version: two versions of one package can both be
+        // listed, and the names cannot clash with the package's own dependencies.
+        let major = version.split('.').find(|part| *part != "0").unwrap_or("0");
+        toml += &format!(
+            "\n[{section}.shared-build-{package}-{major}]\npackage = {package:?}\nversion = {version:?}\nfeatures = {features:?}\n"
+        );
+    }
+    toml
+}
+
 /// The path of an example binary built by `cargo test` (examples are built with the tests).
 /// `cargo test --test NAME` alone does not build examples: a binary older than a source it is
 /// built from (the runtime, the macros, the examples) fails the test with a message saying so,

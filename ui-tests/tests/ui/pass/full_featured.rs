@@ -90,6 +90,7 @@ async fn picture() -> ToolResult {
 
 /// Unit with an explicit return type.
 #[tool]
+#[allow(clippy::unused_unit)] // the case: `-> ()` written out
 fn nothing() -> () {}
 
 fn main() {

@@ -74,10 +74,14 @@ pub async fn summarise(
 
 /// Recommend a book.
 #[prompt(name = "recommend")]
-fn recommendation(#[prompt(rename = "genre")] kind: Option<String>, ctx: Context) -> Result<PromptResult, ToolError> {
+fn recommendation(
+    #[prompt(rename = "genre")] kind: Option<String>,
+    ctx: Context,
+) -> Result<PromptResult, ToolError> {
     let _ = ctx.request_id();
     let kind = kind.unwrap_or_else(|| "any".to_owned());
-    Ok(PromptResult::new(vec![PromptMessage::user(format!("Recommend a {kind} book."))]).description("A recommendation"))
+    Ok(PromptResult::new(vec![PromptMessage::user(format!("Recommend a {kind} book."))])
+        .description("A recommendation"))
 }
 
 /// A chapter; a `String` error is the message the client gets.
