@@ -265,8 +265,12 @@ mod in_process {
 
     /// A deferred server of one tool, `find_hotels`, searched with `ranker`.
     fn hotel_server(ranker: HybridRanker) -> Server {
+        hotel_server_with(DeferredTools::new().ranker(ranker))
+    }
+
+    fn hotel_server_with(deferred: DeferredTools) -> Server {
         Server::builder()
-            .defer_tools(DeferredTools::new().ranker(ranker))
+            .defer_tools(deferred)
             .tool(Tool::new(
                 "find_hotels",
                 "Find hotels in a city.",
@@ -465,7 +469,11 @@ mod in_process {
     #[tokio::test(flavor = "multi_thread")]
     async fn the_server_answers_while_its_catalog_is_being_embedded() {
         let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
-        let server = hotel_server(HybridRanker::new(Held(gate.clone())));
+        // A search waits this long for the meaning before it answers by words (5 s by default).
+        let wait = std::time::Duration::from_millis(200);
+        let server = hotel_server_with(
+            DeferredTools::new().ranker(HybridRanker::new(Held(gate.clone()))).meaning_wait(wait),
+        );
         // The model holds the catalog: the handshake and searches by words go on regardless.
         let client = TestClient::connect(&server).await;
         let search = |query: &'static str| {
