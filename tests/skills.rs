@@ -17,9 +17,12 @@ use mcp_tools::{Era, Server};
 use serde_json::json;
 use sha2::Digest as _;
 
-/// A fresh folder under the system's temporary folder, holding `files` (path, contents).
+/// A fresh folder under target/tmp (cargo's folder for tests' files, not the system's: the
+/// servers read the files as they are asked for, so the folders outlive the tests), holding
+/// `files` (path, contents).
 fn folder(name: &str, files: &[(&str, &[u8])]) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("mcp-tools-skills-{}-{name}", std::process::id()));
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-tools-skills-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     for (path, contents) in files {
         let path = root.join(path);

@@ -87,6 +87,8 @@ mod context;
 pub mod deferred;
 mod dev;
 mod dispatch;
+#[cfg(any(feature = "auth", feature = "client"))]
+mod fetch_error;
 pub mod middleware;
 mod model;
 #[cfg(feature = "openapi")]

@@ -16,6 +16,7 @@ use std::path::Path;
 /// sit above them all.
 const LAYERS: &[(&str, u8)] = &[
     ("protocol", 0),
+    ("fetch_error", 0),
     ("context", 1),
     ("model", 2),
     ("__private", 3),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::token::AuthConfigError;
+use crate::fetch_error::describe;
 
 /// The largest document read (metadata, a key set, an introspection answer).
 const MAX_BYTES: usize = 1024 * 1024;
@@ -49,15 +50,4 @@ pub(super) async fn json(request: reqwest::RequestBuilder) -> Result<Value, Stri
         body.extend_from_slice(&chunk);
     }
     serde_json::from_slice(&body).map_err(|e| format!("{} did not send JSON: {e}", response.url()))
-}
-
-fn describe(error: &reqwest::Error) -> String {
-    let url = error.url().map(|u| u.to_string()).unwrap_or_default();
-    if error.is_timeout() {
-        format!("{url} did not answer in time")
-    } else if error.is_connect() {
-        format!("cannot connect to {url}")
-    } else {
-        format!("{url}: {error}")
-    }
 }

@@ -654,8 +654,7 @@ impl Client {
     /// supported one), it is asked once more.
     async fn discover(&self) -> Result<Connected, ClientError> {
         let params = json!({"_meta": self.envelope(LATEST_PROTOCOL_VERSION)});
-        let discover =
-            || self.raw_request("server/discover", Params::plain(&params), None, Vec::new(), None, None);
+        let discover = || self.plain_request("server/discover", &params);
         let result = match discover().await {
             Err(ClientError::Rpc { code, data: Some(data), .. })
                 if code == i64::from(crate::protocol::stateless::UNSUPPORTED_PROTOCOL_VERSION)
@@ -692,8 +691,7 @@ impl Client {
             "capabilities": self.inner.capabilities,
             "clientInfo": self.inner.info,
         });
-        let result =
-            self.raw_request("initialize", Params::plain(&params), None, Vec::new(), None, None).await?;
+        let result = self.plain_request("initialize", &params).await?;
         let version = result["protocolVersion"].as_str().unwrap_or(LATEST_HANDSHAKE_VERSION).to_owned();
         self.inner.wire.set_protocol_version(&version);
         let connected = Connected {
@@ -1008,21 +1006,15 @@ impl Following<'_> {
 }
 
 impl Client {
-    /// Sends one request and waits for its answer (no era logic); `route` takes the questions
-    /// and logs the server sends meanwhile. Dropped before the answer, the request is cancelled.
-    async fn raw_request(
-        &self,
-        method: &str,
-        params: Params<'_>,
-        name: Option<String>,
-        param_headers: Vec<(String, String)>,
-        route: Option<Route>,
-        authorization: Option<String>,
-    ) -> Result<Value, ClientError> {
-        read(&self.send_request(method, params, name, param_headers, route, authorization).await?)
+    /// A request of the connection itself (`initialize`, `server/discover`): no tool name,
+    /// headers, route or authorization of its own; its result as JSON.
+    async fn plain_request(&self, method: &str, params: &Value) -> Result<Value, ClientError> {
+        read(&self.send_request(method, Params::plain(params), None, Vec::new(), None, None).await?)
     }
 
-    /// [`raw_request`](Self::raw_request), its result as the JSON text the server sent.
+    /// Sends one request and waits for its answer (no era logic), its result as the JSON text
+    /// the server sent; `route` takes the questions and logs the server sends meanwhile. Dropped
+    /// before the answer, the request is cancelled.
     async fn send_request(
         &self,
         method: &str,

@@ -23,6 +23,7 @@ use tokio::sync::Mutex;
 
 use super::auth::Authenticator;
 use super::error::ClientError;
+use crate::fetch_error::describe;
 
 /// The largest document read from a metadata, registration or token endpoint.
 const MAX_BYTES: usize = 1024 * 1024;
@@ -251,17 +252,6 @@ fn default_client() -> reqwest::Client {
         .user_agent(concat!("mcp-tools/", env!("CARGO_PKG_VERSION")))
         .build()
         .expect("a reqwest client with rustls builds")
-}
-
-fn describe(error: &reqwest::Error) -> String {
-    let url = error.url().map(|u| u.to_string()).unwrap_or_default();
-    if error.is_timeout() {
-        format!("{url} did not answer in time")
-    } else if error.is_connect() {
-        format!("cannot connect to {url}")
-    } else {
-        format!("{url}: {error}")
-    }
 }
 
 fn is_loopback(url: &Url) -> bool {
