@@ -27,20 +27,17 @@ KINDS = [
 # The functions shown for the telemetry server: (a part of the symbol, what it is).
 FUNCTIONS = [
     ("mcp_tools::dispatch::observe::Observed::begin", "request span made (`Telemetry::begin`)"),
-    ("OpenTelemetryLayer<S,T> as tracing_subscriber::layer::Layer<S>>::on_new_span", "  of which tracing-opentelemetry's `on_new_span`"),
-    ("tracing_core::span::Attributes::record", "    of which the span's fields recorded as attributes"),
-    ("mcp_tools::dispatch::observe::Observed::end_with_result", "request ended (`Request::end`)"),
+    ("SdkTracer as opentelemetry::trace::tracer::Tracer>::build_with_context", "  of which the SDK's span"),
+    ("mcp_tools::middleware::otel::Request as mcp_tools::dispatch::observe::Observation>::end",
+     "request ended (`Request::end`)"),
     ("Histogram<T> as opentelemetry_sdk::metrics::internal::aggregate::Measure<T>>::call",
      "  of which the duration histogram"),
     ("opentelemetry::trace::context::SpanRef::end", "  of which the span's end (to the batch queue)"),
-    ("tracing_core::dispatcher::Dispatch::enter", "span entered, each poll (context activation)"),
-    ("tracing_core::dispatcher::Dispatch::exit", "span exited, each poll"),
-    ("tracing_core::dispatcher::Dispatch::try_close", "span closed"),
+    ("WithContext<T> as core::future::future::Future>::poll", "the request run in its context (handler included)"),
     ("BatchSpanProcessor::get_spans_and_export", "span exporter thread"),
-    ("OtlpHttpClient::build_trace_export_body", "  of which the spans to protobuf"),
-    ("group_spans_by_resource_and_scope", "    of which the spans to the protobuf structs"),
-    ("prost::message::Message::encode_to_vec", "    of which encoding"),
-    ("drop_in_place<opentelemetry_proto::proto::tonic::trace::v1::ResourceSpans>", "    of which freeing the structs"),
+    ("mcp_tools::middleware::otlp::encode_request", "  of which the spans to protobuf (`otlp::encode_request`)"),
+    ("drop_in_place<opentelemetry_sdk::trace::export::SpanData>", "  of which the spans freed"),
+    ("reqwest::blocking::request::RequestBuilder::send", "  of which the POSTs"),
     ("rustls_native_certs::load_native_certs", "start-up: the OTLP clients load the system certificates"),
 ]
 

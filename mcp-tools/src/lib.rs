@@ -87,7 +87,7 @@ mod context;
 pub mod deferred;
 mod dev;
 mod dispatch;
-#[cfg(any(feature = "auth", feature = "client"))]
+#[cfg(any(feature = "auth", feature = "client", feature = "otel"))]
 mod fetch_error;
 pub mod middleware;
 mod model;

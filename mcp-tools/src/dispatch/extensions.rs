@@ -136,10 +136,16 @@ impl Extensions {
     /// a tool that only runs as a task, a listen stream naming tasks): "missing required client
     /// capability" unless the client declared it.
     pub fn require(id: &str, client: &Map<String, Value>) -> Result<(), ErrorObject> {
-        match declared(client, id) {
-            Some(_) => Ok(()),
-            None => Err(missing_capability(id)),
+        match Self::declares(id, client) {
+            true => Ok(()),
+            false => Err(missing_capability(id)),
         }
+    }
+
+    /// Whether the client declared extension `id` (what [`require`](Self::require) checks,
+    /// without making the error).
+    pub fn declares(id: &str, client: &Map<String, Value>) -> bool {
+        declared(client, id).is_some()
     }
 }
 

@@ -983,15 +983,15 @@ impl Session {
         };
         // A task-capable tool becomes a task for a stateless client that supports tasks; one
         // that must be a task refuses the others.
-        let declared = Extensions::require(TASKS, &front.peer.client_capabilities);
         let as_task = front.era == Era::Stateless && entry.task != TaskSupport::Forbidden;
+        // Most clients declare no tasks: the error is made only when it is the answer.
+        let declared = Extensions::declares(TASKS, &front.peer.client_capabilities);
         if as_task
             && entry.task == TaskSupport::Required
-            && let Err(error) = declared
+            && let Err(error) = Extensions::require(TASKS, &front.peer.client_capabilities)
         {
             return Self::reply_error(origin, Some(&id), error);
         }
-        let declared = declared.is_ok();
         // Room for the task it may become is taken before it starts: a call is refused whole,
         // never stopped half-way.
         let task_engine = match as_task && declared {

@@ -50,6 +50,8 @@ mod concurrency;
 mod layered;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(feature = "otel")]
+mod otlp;
 #[cfg(feature = "rate-limit")]
 mod rate_limit;
 

@@ -2,14 +2,14 @@
 //! conventions, as an [`Observer`] of `dispatch/observe.rs`.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::context::FutureExt;
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
 use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _};
-use opentelemetry::{InstrumentationScope, Key, KeyValue, Value};
+use opentelemetry::{InstrumentationScope, Key, KeyValue, StringValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
@@ -80,7 +80,15 @@ const BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0
 /// `…_COMPRESSION`, `OTEL_EXPORTER_OTLP_PROTOCOL` (this build speaks `http/protobuf`),
 /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and its `…_ARG`,
 /// `OTEL_BSP_*` (the batch of spans), `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_TRACES_EXPORTER` /
-/// `OTEL_METRICS_EXPORTER` (`otlp`, the default, or `none`).
+/// `OTEL_METRICS_EXPORTER` (`otlp`, the default, or `none`). A value it cannot use (another
+/// protocol, compression, a malformed URL, header or timeout) is an error at start-up that names
+/// the variable.
+///
+/// Spans are sent by an exporter of this crate, which writes the OTLP protobuf straight from the
+/// SDK's span data: opentelemetry-otlp's (which metrics still use) copies each span into owned
+/// protobuf structs first, and spent four times as many instructions per span
+/// (bench/middleware.md). Its output is tested against opentelemetry-proto's conversion of the same
+/// spans.
 ///
 /// **Your own setup.** Serving without the command line, or exporting elsewhere: build the SDK's
 /// providers yourself ([`Telemetry::new`]), give the server the telemetry
@@ -163,9 +171,8 @@ impl Telemetry {
         let disabled = sdk_disabled();
         let mut traces = SdkTracerProvider::builder().with_resource(resource.clone());
         if !disabled && exporter_wanted("OTEL_TRACES_EXPORTER")? {
-            let exporter = opentelemetry_otlp::SpanExporter::builder()
-                .with_http()
-                .build()
+            let exporter = super::otlp::Config::from_env()
+                .and_then(super::otlp::OtlpSpanExporter::new)
                 .map_err(|e| TelemetryError(format!("cannot set up the OTLP span exporter: {e}")))?;
             traces = traces.with_batch_exporter(exporter);
         }
@@ -384,7 +391,13 @@ impl Observer for Telemetry {
             _ => (None, None, None),
         };
         let name = match tool.or(prompt) {
-            Some(target) => format!("{} {target}", request.method),
+            Some(target) => {
+                let mut name = String::with_capacity(request.method.len() + 1 + target.len());
+                name.push_str(request.method);
+                name.push(' ');
+                name.push_str(target);
+                name
+            }
             None => request.method.to_owned(),
         };
         let id = match request.id {
@@ -392,16 +405,18 @@ impl Observer for Telemetry {
             RequestId::String(s) => s.to_string(),
         };
         let transport = if request.http.is_some() { "tcp" } else { "pipe" };
-        // The metric's attributes (low cardinality), which the span has too.
-        let mut metric = Vec::with_capacity(8);
+        // The metric's attributes (low cardinality), which the span has too; room for those
+        // `end` adds. A name is shared by the two (one allocation, cloned by reference count).
+        let shared = |name: &str| Value::from(StringValue::from(Arc::<str>::from(name)));
+        let mut metric = Vec::with_capacity(10);
         metric.push(KeyValue::new(METHOD, method.clone()));
         metric.push(KeyValue::new(TRANSPORT, transport));
         if let Some(tool) = tool {
-            metric.push(KeyValue::new(TOOL, tool.to_owned()));
+            metric.push(KeyValue::new(TOOL, shared(tool)));
             metric.push(KeyValue::new(OPERATION, "execute_tool"));
         }
         if let Some(prompt) = prompt {
-            metric.push(KeyValue::new(PROMPT, prompt.to_owned()));
+            metric.push(KeyValue::new(PROMPT, shared(prompt)));
         }
         if request.http.is_some() {
             metric.push(KeyValue::new(PROTOCOL_NAME, "http"));
@@ -413,7 +428,7 @@ impl Observer for Telemetry {
             attributes.push(KeyValue::new(RESOURCE_URI, resource.to_owned()));
         }
         if let Some(version) = request.protocol_version {
-            attributes.push(KeyValue::new(PROTOCOL_VERSION, version.to_owned()));
+            attributes.push(KeyValue::new(PROTOCOL_VERSION, known_version(version)));
         }
         if let Some(session) = request.session_id {
             attributes.push(KeyValue::new(SESSION_ID, session.to_owned()));
@@ -445,9 +460,9 @@ impl Observer for Telemetry {
         let context = parent.with_span(span);
         let protocol_version = OnceLock::new();
         if let Some(version) = request.protocol_version {
-            let _ = protocol_version.set(version.to_owned());
+            let _ = protocol_version.set(known_version(version));
         }
-        Box::new(Request { inner: self.inner.clone(), context, metric, protocol_version })
+        Box::new(Request { inner: self.inner.clone(), context, metric: Mutex::new(metric), protocol_version })
     }
 }
 
@@ -497,12 +512,22 @@ fn known_method(method: &str) -> Value {
     }
 }
 
-/// One request being watched: its trace context (its span in it), and the metric's attributes.
+/// A protocol revision as an attribute value: the known ones without copying them.
+fn known_version(version: &str) -> Value {
+    const VERSIONS: [&str; 5] = ["2025-11-25", "2026-07-28", "2025-06-18", "2025-03-26", "2024-11-05"];
+    match VERSIONS.iter().find(|known| **known == version) {
+        Some(known) => Value::from(*known),
+        None => Value::from(version.to_owned()),
+    }
+}
+
+/// One request being watched: its trace context (its span in it), and the metric's attributes
+/// (taken by `end`, which comes once).
 struct Request {
     inner: Arc<Inner>,
     context: opentelemetry::Context,
-    metric: Vec<KeyValue>,
-    protocol_version: OnceLock<String>,
+    metric: Mutex<Vec<KeyValue>>,
+    protocol_version: OnceLock<Value>,
 }
 
 impl Observation for Request {
@@ -514,14 +539,15 @@ impl Observation for Request {
     }
 
     fn protocol_version(&self, version: &str) {
-        if self.protocol_version.set(version.to_owned()).is_ok() {
-            self.context.span().set_attribute(KeyValue::new(PROTOCOL_VERSION, version.to_owned()));
+        let version = known_version(version);
+        if self.protocol_version.set(version.clone()).is_ok() {
+            self.context.span().set_attribute(KeyValue::new(PROTOCOL_VERSION, version));
         }
     }
 
     fn end(&self, outcome: Outcome, elapsed: Duration) {
         let span = self.context.span();
-        let mut metric = self.metric.clone();
+        let mut metric = std::mem::take(&mut *self.metric.lock().unwrap_or_else(|e| e.into_inner()));
         if let Some(version) = self.protocol_version.get() {
             metric.push(KeyValue::new(PROTOCOL_VERSION, version.clone()));
         }
