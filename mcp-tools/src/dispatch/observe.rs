@@ -99,7 +99,9 @@ impl Observed {
     /// The outcome of an answer about to be sent: a result (a tool error when it says
     /// `"isError":true`) or an error.
     pub fn end_with_result(&self, result: &RawValue) {
-        let tool_error = memchr::memmem::find(result.get().as_bytes(), b"\"isError\":true").is_some();
+        static IS_ERROR: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"isError\":true"));
+        let tool_error = IS_ERROR.find(result.get().as_bytes()).is_some();
         self.end(if tool_error { Outcome::ToolError } else { Outcome::Answered });
     }
 }

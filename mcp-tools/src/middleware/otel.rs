@@ -366,8 +366,12 @@ impl Inner {
         request: &Begun<'_>,
     ) -> (Option<opentelemetry::Context>, Option<opentelemetry::Context>) {
         let valid = |cx: opentelemetry::Context| cx.span().span_context().is_valid().then_some(cx);
+        // Most `_meta` carry no trace context (a progress token): it is read only when it does.
+        static TRACEPARENT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"traceparent\""));
         let from_meta = request
             .meta
+            .filter(|meta| TRACEPARENT.find(meta.get().as_bytes()).is_some())
             .and_then(|meta| serde_json::from_str::<MetaCarrier<'_>>(meta.get()).ok())
             .filter(|carrier| carrier.traceparent.is_some())
             .and_then(|carrier| valid(self.propagator.extract(&carrier)));
