@@ -105,6 +105,10 @@ impl Config {
     }
 }
 
+/// How much of a collector's answer is read (and dropped): an `ExportTraceServiceResponse` is a
+/// few bytes, or an error message.
+const MAX_ANSWER_BYTES: u64 = 64 * 1024;
+
 /// Sends batches of spans by OTLP over HTTP (see the module's documentation).
 pub(crate) struct OtlpSpanExporter {
     config: Config,
@@ -164,8 +168,9 @@ impl OtlpSpanExporter {
                 OTelSdkError::InternalFailure(format!("OTLP export: {}", crate::fetch_error::describe(&e)))
             })?;
         let status = response.status();
-        // Read to the end, so that the connection is kept for the next batch.
-        let _ = response.bytes();
+        // Read to the end (so that the connection is kept for the next batch), but no more than
+        // an answer of OTLP needs: a collector's answer is not kept, and cannot fill the memory.
+        let _ = std::io::copy(&mut std::io::Read::take(response, MAX_ANSWER_BYTES), &mut std::io::sink());
         if !status.is_success() {
             return Err(OTelSdkError::InternalFailure(format!(
                 "OTLP export to {url}: the collector answered {status}"
