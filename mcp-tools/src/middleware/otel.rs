@@ -518,8 +518,7 @@ fn known_method(method: &str) -> Value {
 
 /// A protocol revision as an attribute value: the known ones without copying them.
 fn known_version(version: &str) -> Value {
-    const VERSIONS: [&str; 5] = ["2025-11-25", "2026-07-28", "2025-06-18", "2025-03-26", "2024-11-05"];
-    match VERSIONS.iter().find(|known| **known == version) {
+    match crate::protocol::SUPPORTED_PROTOCOL_VERSIONS.iter().find(|known| **known == version) {
         Some(known) => Value::from(*known),
         None => Value::from(version.to_owned()),
     }
