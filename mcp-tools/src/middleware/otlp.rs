@@ -135,11 +135,16 @@ impl OtlpSpanExporter {
         // reqwest's blocking client runs a Tokio runtime of its own, which cannot be made on a
         // thread that is in one already (`from_env` may be called in async code).
         let timeout = config.timeout;
-        let client =
-            std::thread::spawn(move || reqwest::blocking::Client::builder().timeout(timeout).build())
-                .join()
-                .map_err(|_| "making the OTLP HTTP client panicked".to_owned())?
-                .map_err(|e| format!("cannot make the OTLP HTTP client: {e}"))?;
+        // No redirects: spans (and the headers' credentials) go to the configured endpoint only.
+        let client = std::thread::spawn(move || {
+            reqwest::blocking::Client::builder()
+                .timeout(timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+        })
+        .join()
+        .map_err(|_| "making the OTLP HTTP client panicked".to_owned())?
+        .map_err(|e| format!("cannot make the OTLP HTTP client: {e}"))?;
         Ok(OtlpSpanExporter {
             config,
             client: Mutex::new(Some(client)),
@@ -679,7 +684,9 @@ mod tests {
                         reader.read_exact(&mut body).unwrap();
                         let first = head.lines().next().unwrap_or_default().to_owned();
                         let _ = sender.send((first, head, body));
-                        let answer = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
+                        let answer = format!(
+                            "HTTP/1.1 {status} X\r\nlocation: http://{address}/elsewhere\r\ncontent-length: 0\r\n\r\n"
+                        );
                         writer.write_all(answer.as_bytes()).unwrap();
                     }
                 });
@@ -730,6 +737,12 @@ mod tests {
         let batch = || vec![span("ok", &InstrumentationScope::builder("s").build(), vec![])];
         let error = exporter.send(batch()).unwrap_err().to_string();
         assert!(error.contains("the collector answered 503"), "{error}");
+        // A redirect is not followed (the spans and the headers stay with the configured origin).
+        let (redirecting, requests) = collector(307);
+        let exporter = OtlpSpanExporter::new(config(&redirecting)).unwrap();
+        let error = exporter.send(batch()).unwrap_err().to_string();
+        assert!(error.contains("the collector answered 307"), "{error}");
+        assert_eq!(requests.try_iter().count(), 1, "one request, no second one after the redirect");
         let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
         let exporter = OtlpSpanExporter::new(config(&format!("http://{closed}/v1/traces"))).unwrap();
         let error = exporter.send(batch()).unwrap_err().to_string();
