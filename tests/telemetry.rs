@@ -4,6 +4,7 @@
 //! spans as its children, and the `mcp.server.operation.duration` metric; in both eras, in
 //! process and over HTTP. The SDK's in-memory exporters receive what OTLP would be sent.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::Router;
@@ -12,11 +13,14 @@ use axum::http::{Request, StatusCode, header};
 use mcp_tools::middleware::Telemetry;
 use mcp_tools::testing::TestClient;
 use mcp_tools::{
-    HttpOptions, Prompt, PromptMessage, PromptResult, Resource, ResourceContents, Server, ToolError, tool,
+    HttpOptions, Prompt, PromptMessage, PromptResult, Resource, ResourceContents, Server, Tool, ToolError,
+    ToolResult, tool,
 };
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, HistogramDataPoint, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, InMemoryMetricExporterBuilder, PeriodicReader, SdkMeterProvider, Temporality,
+};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
@@ -274,6 +278,34 @@ async fn span_names_follow_the_method_and_its_target() {
         assert_eq!(attribute(&span.attributes, "error.type"), None);
         assert_eq!(attribute(&span.attributes, "mcp.protocol.version").as_deref(), Some("2026-07-28"));
     }
+
+    // A name met again (kept by the telemetry once a request naming it succeeded) names its
+    // spans alike; a prompt and a tool of one name are told apart.
+    let tools = Server::builder()
+        .telemetry(harness.telemetry.clone())
+        .prompt(Prompt::new("weather", "Asks.", |_, _| async {
+            Ok(PromptResult::new(vec![PromptMessage::user("how is the weather?")]))
+        }))
+        .build()
+        .unwrap();
+    let client = TestClient::connect_stateless(&tools);
+    for _ in 0..3 {
+        client.call("weather", json!({"city": "Oslo"})).await.unwrap();
+        client.request("prompts/get", json!({"name": "weather"})).await.unwrap();
+        client.request("prompts/get", json!({"name": "greet"})).await.unwrap_err();
+    }
+    let named = |name: &str| harness.finished().into_iter().filter(|s| s.name == name).collect::<Vec<_>>();
+    let calls = named("tools/call weather");
+    assert_eq!(calls.len(), 3, "{:?}", names(&harness.finished()));
+    assert!(calls.iter().all(|s| attribute(&s.attributes, "gen_ai.tool.name").as_deref() == Some("weather")));
+    let prompts = named("prompts/get weather");
+    assert_eq!(prompts.len(), 3);
+    assert!(
+        prompts.iter().all(|s| attribute(&s.attributes, "gen_ai.prompt.name").as_deref() == Some("weather")
+            && attribute(&s.attributes, "gen_ai.tool.name").is_none())
+    );
+    // An unknown prompt's (an error each time) are named each time too.
+    assert_eq!(named("prompts/get greet").len(), 1 + 3);
 }
 
 #[tokio::test]
@@ -339,6 +371,79 @@ async fn the_duration_metric_is_recorded_with_the_conventions_attributes() {
     );
     // No request id nor session id in a metric: their cardinality is unbounded.
     assert!(points.iter().all(|p| p.attributes().all(|kv| kv.key.as_str() != "jsonrpc.request.id")));
+}
+
+/// Telemetry as `harness` makes it, its metrics exported with `temporality`, and a server of
+/// `tools` tools `t0`, `t1`… that answer `ok`.
+fn many_tools(temporality: Temporality, tools: usize) -> (InMemoryMetricExporter, Telemetry, Server) {
+    let metrics = InMemoryMetricExporterBuilder::new().with_temporality(temporality).build();
+    let meter_provider =
+        SdkMeterProvider::builder().with_reader(PeriodicReader::builder(metrics.clone()).build()).build();
+    let telemetry = Telemetry::new(SdkTracerProvider::builder().build(), meter_provider);
+    let mut builder = Server::builder().inventory(false).telemetry(telemetry.clone());
+    for i in 0..tools {
+        builder = builder.tool(Tool::new(
+            format!("t{i}"),
+            "Answers ok.",
+            json!({"type": "object"}),
+            |_, _| async { Ok(ToolResult::new().text("ok")) },
+        ));
+    }
+    (metrics, telemetry, builder.build().unwrap())
+}
+
+/// The newest export's `mcp.server.operation.duration` points: the count of each tool's.
+fn counts_by_tool(metrics: &InMemoryMetricExporter, telemetry: &Telemetry) -> HashMap<String, u64> {
+    telemetry.meter_provider().force_flush().unwrap();
+    let exported = metrics.get_finished_metrics().unwrap();
+    let mut counts = HashMap::new();
+    for scope in exported.last().expect("an export").scope_metrics() {
+        for metric in scope.metrics().filter(|m| m.name() == "mcp.server.operation.duration") {
+            let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+                panic!("an f64 histogram");
+            };
+            for point in histogram.data_points() {
+                let attributes: Vec<_> = point.attributes().cloned().collect();
+                let tool = attribute(&attributes, "gen_ai.tool.name").expect("a tool's name");
+                assert_eq!(attribute(&attributes, "mcp.method.name").as_deref(), Some("tools/call"));
+                assert_eq!(attribute(&attributes, "mcp.protocol.version").as_deref(), Some("2026-07-28"));
+                assert_eq!(attribute(&attributes, "network.transport").as_deref(), Some("pipe"));
+                assert!(counts.insert(tool, point.count()).is_none(), "one point a tool");
+            }
+        }
+    }
+    counts
+}
+
+/// The metric is recorded through handles bound to its attribute sets, up to a bound (512);
+/// the sets past it, and the same sets across delta exports, are counted alike.
+#[tokio::test]
+async fn the_duration_metric_counts_every_attribute_set_alike_past_its_bound_handles() {
+    let (metrics, telemetry, server) = many_tools(Temporality::Cumulative, 600);
+    let client = TestClient::connect_stateless(&server);
+    for i in 0..600 {
+        client.call(&format!("t{i}"), json!({})).await.unwrap();
+    }
+    for name in ["t0", "t599", "t599"] {
+        client.call(name, json!({})).await.unwrap();
+    }
+    let counts = counts_by_tool(&metrics, &telemetry);
+    assert_eq!(counts.len(), 600);
+    assert_eq!((counts["t0"], counts["t1"], counts["t598"], counts["t599"]), (2, 1, 1, 3));
+    assert_eq!(counts.values().sum::<u64>(), 603);
+
+    // Delta: each export counts what came since the last.
+    let (metrics, telemetry, server) = many_tools(Temporality::Delta, 2);
+    let client = TestClient::connect_stateless(&server);
+    for name in ["t0", "t0", "t1"] {
+        client.call(name, json!({})).await.unwrap();
+    }
+    assert_eq!(counts_by_tool(&metrics, &telemetry), HashMap::from([("t0".into(), 2), ("t1".into(), 1)]));
+    client.call("t0", json!({})).await.unwrap();
+    assert_eq!(counts_by_tool(&metrics, &telemetry), HashMap::from([("t0".into(), 1)]));
+    client.call("t1", json!({})).await.unwrap();
+    client.call("t1", json!({})).await.unwrap();
+    assert_eq!(counts_by_tool(&metrics, &telemetry), HashMap::from([("t1".into(), 2)]));
 }
 
 #[tokio::test]

@@ -3,8 +3,11 @@
 //! the request's children); it is told how the request ended when its answer is sent, or that it
 //! was cancelled when it never is.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use serde_json::value::RawValue;
@@ -51,13 +54,10 @@ pub(crate) trait Observer: std::any::Any + Send + Sync + 'static {
     fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation>;
 }
 
-/// A request's future, as an observer wraps it.
-pub(crate) type Watched = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
-
 /// One request being watched.
 pub(crate) trait Observation: Send + Sync {
-    /// The request's future, made to run in the request's trace.
-    fn instrument(&self, request: Watched) -> Watched;
+    /// Polls the request's future in the request's trace (see [`Watched`]).
+    fn poll_in(&self, request: Pin<&mut (dyn Future<Output = ()> + Send)>, cx: &mut Context<'_>) -> Poll<()>;
     /// The request's protocol revision, learnt after it began (from a 2026-07-28 envelope).
     fn protocol_version(&self, version: &str);
     /// The request ended so, `elapsed` after it began.
@@ -74,15 +74,10 @@ pub(crate) struct Observed {
 
 impl Observed {
     pub fn begin(observer: &dyn Observer, request: &Begun<'_>) -> Arc<Observed> {
-        Arc::new(Observed {
-            observation: observer.begin(request),
-            began: Instant::now(),
-            ended: AtomicBool::new(false),
-        })
-    }
-
-    pub fn instrument(&self, request: Watched) -> Watched {
-        self.observation.instrument(request)
+        // The clock is read first: a span that ends at its start plus the elapsed time then
+        // ends no earlier than the request did.
+        let began = Instant::now();
+        Arc::new(Observed { observation: observer.begin(request), began, ended: AtomicBool::new(false) })
     }
 
     pub fn protocol_version(&self, version: &str) {
@@ -115,5 +110,31 @@ impl Drop for Observed {
 impl std::fmt::Debug for Observed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Observed").field("ended", &self.ended.load(Ordering::Relaxed)).finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A watched request's future, polled in the request's trace (its handler's spans are the
+    /// request's children): the observation is kept beside the future, with no allocation of
+    /// its own.
+    pub(crate) struct Watched<F> {
+        observed: Arc<Observed>,
+        #[pin]
+        request: F,
+    }
+}
+
+impl<F> Watched<F> {
+    pub fn new(observed: Arc<Observed>, request: F) -> Watched<F> {
+        Watched { observed, request }
+    }
+}
+
+impl<F: Future<Output = ()> + Send> Future for Watched<F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        this.observed.observation.poll_in(this.request, cx)
     }
 }

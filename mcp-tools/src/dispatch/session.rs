@@ -24,7 +24,7 @@ use super::call::{call_entry, panic_message, timed_out};
 use super::events::ServerEvent;
 use super::extensions::{ExtensionRequest, Extensions};
 use super::methods::{self, Answer, Method};
-use super::observe::{self, Begun, Observed};
+use super::observe::{self, Begun, Observed, Watched};
 use super::pipeline::{Listing, Viewer};
 use super::quota::{Caller, next_connection};
 #[cfg(feature = "http")]
@@ -382,6 +382,7 @@ impl Session {
         id: &RequestId,
         name: &str,
         params: Option<&RawValue>,
+        decoded: Option<&StatelessParams<'_>>,
         origin: &Origin,
     ) -> Option<Origin> {
         let observer = self.shared.observer.get()?.as_ref();
@@ -394,7 +395,15 @@ impl Session {
             #[serde(rename = "_meta", borrow, default)]
             meta: Option<&'a RawValue>,
         }
-        let named: Named<'_> = params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
+        // What the stateless front end has read already is not read again.
+        let named: Named<'_> = match decoded {
+            Some(decoded) => Named {
+                name: decoded.name.clone(),
+                uri: decoded.uri.and_then(|uri| serde_json::from_str(uri.get()).ok()),
+                meta: decoded.meta,
+            },
+            None => params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default(),
+        };
         let http = origin.http.as_deref();
         let begun = Begun {
             method: name,
@@ -536,9 +545,16 @@ impl Session {
         params: Option<&RawValue>,
         origin: &Origin,
     ) {
-        let observed = self.observed(&id, name, params, origin);
-        let origin = observed.as_ref().unwrap_or(origin);
         let era = self.era_of(name, params);
+        // A stateless request's params are read once, here: its envelope, a call's tool, and
+        // what an observer is told of it (an error in them is answered once the method is known).
+        let decoded = match era {
+            Era::Handshake => None,
+            Era::Stateless => Some(StatelessParams::decode(params)),
+        };
+        let observed =
+            self.observed(&id, name, params, decoded.as_ref().and_then(|d| d.as_ref().ok()), origin);
+        let origin = observed.as_ref().unwrap_or(origin);
         // A method of the session's table, else one an extension of this era answers.
         let known = Method::from_name(name).filter(|m| m.exists_in(era));
         let extension = || self.shared.extensions.method(name, era).map(|_| Method::Extension);
@@ -554,13 +570,10 @@ impl Session {
             };
             return Self::reply_error(origin, Some(&id), ErrorObject::new(METHOD_NOT_FOUND, why));
         };
-        // A stateless request's params are read once, here: its envelope, and a call's tool.
-        let decoded = match era {
-            Era::Handshake => None,
-            Era::Stateless => match StatelessParams::decode(params) {
-                Ok(decoded) => Some(decoded),
-                Err(why) => return Self::reply_error(origin, Some(&id), ErrorObject::invalid_params(why)),
-            },
+        let decoded = match decoded {
+            None => None,
+            Some(Ok(decoded)) => Some(decoded),
+            Some(Err(why)) => return Self::reply_error(origin, Some(&id), ErrorObject::invalid_params(why)),
         };
         let front = match &decoded {
             None => self.handshake_front(method, name),
@@ -1310,10 +1323,9 @@ impl Session {
                 None => tracing::debug!(%id, "request cancelled; no answer sent"),
             }
         };
-        // Watched, it runs in its span (the handler's spans are its children); boxed, so an
-        // unwatched request's future does not grow.
+        // Watched, it runs in its span (the handler's spans are its children).
         let task = match observed {
-            Some(observed) => Either::Left(observed.instrument(Box::pin(task))),
+            Some(observed) => Either::Left(Watched::new(observed, task)),
             None => Either::Right(task),
         };
         // The guard is in the request's own future: a wrapper awaiting it would hold the

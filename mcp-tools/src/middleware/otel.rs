@@ -2,11 +2,17 @@
 //! conventions, as an [`Observer`] of `dispatch/observe.rs`.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, Once, OnceLock};
-use std::time::Duration;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
+use std::task::Poll;
+use std::time::{Duration, SystemTime};
 
-use opentelemetry::context::FutureExt;
-use opentelemetry::metrics::{Histogram, MeterProvider as _};
+use opentelemetry::metrics::{BoundHistogram, Histogram, MeterProvider as _};
 use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _};
 use opentelemetry::{InstrumentationScope, Key, KeyValue, StringValue, Value};
@@ -19,7 +25,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::dispatch::observe::{Begun, Observation, Observer, Outcome, Watched};
+use crate::dispatch::observe::{Begun, Observation, Observer, Outcome};
 use crate::protocol::RequestId;
 
 /// The metric's name.
@@ -62,7 +68,13 @@ const BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0
 /// 300 s, as the conventions advise) of the time from a request's arrival to its answer, with the
 /// span's low-cardinality attributes (`mcp.method.name`, `gen_ai.tool.name`,
 /// `gen_ai.operation.name`, `gen_ai.prompt.name`, `mcp.protocol.version`, `network.transport`,
-/// `network.protocol.name`, `error.type`, `rpc.response.status_code`).
+/// `network.protocol.name`, `error.type`, `rpc.response.status_code`). It is recorded through
+/// handles bound to each attribute set met (the SDK's bound instruments), so that a request
+/// costs no hashing of its attributes: at most 512 of them, never for a JSON-RPC error (where a
+/// tool's name is whatever the caller sent); further sets are recorded as usual. To the same end
+/// the names of tools and prompts that answered (at most 512 of each) and their span names
+/// (`tools/call get_weather`; at most 4,096 in the process, kept for its life) are shared by their
+/// requests rather than allocated for each.
 ///
 /// **Turning it on.** The command line every server has does it all: `--otel`, or on by itself
 /// when `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (and
@@ -126,7 +138,7 @@ struct Inner {
     tracer_provider: SdkTracerProvider,
     meter_provider: SdkMeterProvider,
     tracer: SdkTracer,
-    duration: Histogram<f64>,
+    duration: Durations,
     propagator: TextMapCompositePropagator,
     shut_down: Once,
 }
@@ -209,7 +221,7 @@ impl Telemetry {
                 tracer_provider,
                 meter_provider,
                 tracer,
-                duration,
+                duration: Durations::new(duration),
                 propagator,
                 shut_down: Once::new(),
             }),
@@ -385,7 +397,6 @@ impl Inner {
 
 impl Observer for Telemetry {
     fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation> {
-        let method = known_method(request.method);
         let (tool, prompt, resource) = match request.method {
             "tools/call" => (request.target, None, None),
             "prompts/get" => (None, request.target, None),
@@ -394,51 +405,57 @@ impl Observer for Telemetry {
             }
             _ => (None, None, None),
         };
-        let name = match tool.or(prompt) {
-            Some(target) => {
+        // A tool or prompt the telemetry knows shares its name and its spans' name.
+        let known = match (tool, prompt) {
+            (Some(tool), _) => self.inner.duration.known(false, tool),
+            (None, Some(prompt)) => self.inner.duration.known(true, prompt),
+            (None, None) => None,
+        };
+        let name: Cow<'static, str> = match (known.as_ref().and_then(|k| k.span_name), tool.or(prompt)) {
+            (Some(name), _) => Cow::Borrowed(name),
+            (_, Some(target)) => {
                 let mut name = String::with_capacity(request.method.len() + 1 + target.len());
                 name.push_str(request.method);
                 name.push(' ');
                 name.push_str(target);
-                name
+                Cow::Owned(name)
             }
-            None => request.method.to_owned(),
+            (_, None) => Cow::Owned(request.method.to_owned()),
         };
+        // The id as text: a string id shared, a number written into an allocation of its size.
         let id = match request.id {
-            RequestId::Number(n) => n.to_string(),
-            RequestId::String(s) => s.to_string(),
+            RequestId::Number(n) => StringValue::from(String::from(itoa::Buffer::new().format(*n))),
+            RequestId::String(s) => StringValue::from(s.clone()),
         };
-        let transport = if request.http.is_some() { "tcp" } else { "pipe" };
-        // The metric's attributes (low cardinality), which the span has too; room for those
-        // `end` adds. A name is shared by the two (one allocation, cloned by reference count).
-        let shared = |name: &str| Value::from(StringValue::from(Arc::<str>::from(name)));
-        let mut metric = Vec::with_capacity(10);
-        metric.push(KeyValue::new(METHOD, method.clone()));
-        metric.push(KeyValue::new(TRANSPORT, transport));
-        if let Some(tool) = tool {
-            metric.push(KeyValue::new(TOOL, shared(tool)));
-            metric.push(KeyValue::new(OPERATION, "execute_tool"));
-        }
-        if let Some(prompt) = prompt {
-            metric.push(KeyValue::new(PROMPT, shared(prompt)));
-        }
-        if request.http.is_some() {
-            metric.push(KeyValue::new(PROTOCOL_NAME, "http"));
-        }
-        let mut attributes = Vec::with_capacity(metric.len() + 6);
-        attributes.extend(metric.iter().cloned());
+        let (method_index, method) = known_method(request.method);
+        // The metric's attributes (low cardinality), which the span has too. A name is shared by
+        // the two (one allocation, cloned by reference count).
+        let metric = Metric {
+            method,
+            method_index,
+            http: request.http.is_some(),
+            target: match &known {
+                Some(known) => Some(known.name.clone()),
+                None => tool.or(prompt).map(Arc::<str>::from),
+            },
+            known,
+        };
+        // Room for all a span can have, those `end` adds included: the SDK keeps this vector.
+        let mut attributes = Vec::with_capacity(14);
+        metric.push_attributes(&mut attributes);
         attributes.push(KeyValue::new(REQUEST_ID, id));
         if let Some(resource) = resource {
             attributes.push(KeyValue::new(RESOURCE_URI, resource.to_owned()));
         }
-        if let Some(version) = request.protocol_version {
-            attributes.push(KeyValue::new(PROTOCOL_VERSION, known_version(version)));
+        let version = request.protocol_version.map(known_version);
+        if let Some((_, version)) = &version {
+            attributes.push(KeyValue::new(PROTOCOL_VERSION, version.clone()));
         }
         if let Some(session) = request.session_id {
             attributes.push(KeyValue::new(SESSION_ID, session.to_owned()));
         }
         if let Some(peer) = request.http.and_then(|http| http.peer_addr) {
-            attributes.push(KeyValue::new(CLIENT_ADDRESS, peer.ip().to_string()));
+            attributes.push(KeyValue::new(CLIENT_ADDRESS, client_address(peer.ip())));
             attributes.push(KeyValue::new(CLIENT_PORT, i64::from(peer.port())));
         }
         let (from_meta, from_headers) = self.inner.remote_parents(request);
@@ -453,20 +470,21 @@ impl Observer for Telemetry {
         // The span is made with the SDK directly (not through `tracing`): a request costs one
         // span of the SDK, not a `tracing` span bridged to one.
         let parent = from_meta.or(from_headers).unwrap_or_default();
+        // The span's end is its start plus the request's duration, as the metric measures it:
+        // one clock read less.
+        let start = SystemTime::now();
         let span = self
             .inner
             .tracer
             .span_builder(name)
+            .with_start_time(start)
             .with_kind(SpanKind::Server)
             .with_attributes(attributes)
             .with_links(links)
             .start_with_context(&self.inner.tracer, &parent);
         let context = parent.with_span(span);
-        let protocol_version = OnceLock::new();
-        if let Some(version) = request.protocol_version {
-            let _ = protocol_version.set(known_version(version));
-        }
-        Box::new(Request { inner: self.inner.clone(), context, metric: Mutex::new(metric), protocol_version })
+        let protocol_version = version.map_or_else(OnceLock::new, OnceLock::from);
+        Box::new(Request { inner: self.inner.clone(), context, start, metric, protocol_version })
     }
 }
 
@@ -486,95 +504,334 @@ const CLIENT_PORT: &str = "client.port";
 const ERROR_TYPE: &str = "error.type";
 const STATUS_CODE: &str = "rpc.response.status_code";
 
-/// A method's name as an attribute value: the protocol's own without copying it.
-fn known_method(method: &str) -> Value {
-    const METHODS: [&str; 20] = [
-        "tools/call",
-        "tools/list",
-        "initialize",
-        "ping",
-        "server/discover",
-        "resources/read",
-        "resources/list",
-        "resources/templates/list",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "prompts/get",
-        "prompts/list",
-        "completion/complete",
-        "logging/setLevel",
-        "subscriptions/listen",
-        "tasks/get",
-        "tasks/update",
-        "tasks/cancel",
-        "tasks/list",
-        "tasks/result",
-    ];
-    match METHODS.iter().find(|known| **known == method) {
-        Some(known) => Value::from(*known),
-        None => Value::from(method.to_owned()),
+/// A method's name as an attribute value (the protocol's own without copying it), and its
+/// place among [`METHODS`] when it is one of them.
+fn known_method(method: &str) -> (Option<u8>, Value) {
+    match METHODS.iter().position(|known| *known == method) {
+        Some(i) => (u8::try_from(i).ok(), Value::from(METHODS[i])),
+        None => (None, Value::from(method.to_owned())),
     }
 }
 
-/// A protocol revision as an attribute value: the known ones without copying them.
-fn known_version(version: &str) -> Value {
-    match crate::protocol::SUPPORTED_PROTOCOL_VERSIONS.iter().find(|known| **known == version) {
-        Some(known) => Value::from(*known),
-        None => Value::from(version.to_owned()),
+/// The methods whose names are attribute values without a copy.
+const METHODS: [&str; 20] = [
+    "tools/call",
+    "tools/list",
+    "initialize",
+    "ping",
+    "server/discover",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "tasks/list",
+    "tasks/result",
+];
+
+/// A protocol revision as an attribute value (the known ones without copying them), and its
+/// place among the supported revisions when it is one of them.
+fn known_version(version: &str) -> (Option<u8>, Value) {
+    let known = crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
+    match known.iter().position(|known| *known == version) {
+        Some(i) => (u8::try_from(i).ok(), Value::from(known[i])),
+        None => (None, Value::from(version.to_owned())),
     }
 }
 
-/// One request being watched: its trace context (its span in it), and the metric's attributes
-/// (taken by `end`, which comes once).
+/// A client's IP address as an attribute value. Consecutive requests on a thread mostly come
+/// from one address (a client's connection, or the proxy in front): the last one is kept, per
+/// thread, and shared.
+fn client_address(ip: IpAddr) -> StringValue {
+    thread_local! {
+        static LAST: RefCell<Option<(IpAddr, Arc<str>)>> = const { RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((kept, text)) if *kept == ip => StringValue::from(text.clone()),
+        _ => {
+            let text: Arc<str> = ip.to_string().into();
+            *last = Some((ip, text.clone()));
+            StringValue::from(text)
+        }
+    })
+}
+
+/// What a request's `mcp.server.operation.duration` measurement is attributed with, as far as
+/// known when it begins (the revision and the outcome come later).
+struct Metric {
+    method: Value,
+    /// The method's place among [`METHODS`].
+    method_index: Option<u8>,
+    /// Over HTTP (else stdio).
+    http: bool,
+    /// The tool's (`tools/call`) or prompt's (`prompts/get`) name.
+    target: Option<Arc<str>>,
+    /// That name as [`Durations`] keeps it, once a request naming it has succeeded.
+    known: Option<Arc<Target>>,
+}
+
+impl Metric {
+    /// The attributes known when the request begins.
+    fn push_attributes(&self, attributes: &mut Vec<KeyValue>) {
+        attributes.push(KeyValue::new(METHOD, self.method.clone()));
+        attributes.push(KeyValue::new(TRANSPORT, if self.http { "tcp" } else { "pipe" }));
+        if let Some(target) = &self.target {
+            let name = Value::from(StringValue::from(target.clone()));
+            if self.method_index == Some(TOOLS_CALL) {
+                attributes.push(KeyValue::new(TOOL, name));
+                attributes.push(KeyValue::new(OPERATION, "execute_tool"));
+            } else {
+                attributes.push(KeyValue::new(PROMPT, name));
+            }
+        }
+        if self.http {
+            attributes.push(KeyValue::new(PROTOCOL_NAME, "http"));
+        }
+    }
+
+    /// All the measurement's attributes.
+    fn attributes(&self, version: Option<&Value>, outcome: Outcome) -> Vec<KeyValue> {
+        let mut attributes = Vec::with_capacity(8);
+        self.push_attributes(&mut attributes);
+        if let Some(version) = version {
+            attributes.push(KeyValue::new(PROTOCOL_VERSION, version.clone()));
+        }
+        if let Some(error_type) = error_type(outcome) {
+            attributes.push(KeyValue::new(ERROR_TYPE, error_type));
+        }
+        if let Outcome::Error(code) = outcome {
+            attributes.push(KeyValue::new(STATUS_CODE, code.to_string()));
+        }
+        attributes
+    }
+
+    /// The attribute set but for the target's name, as one number: the key of a handle bound
+    /// to it. `None` for the sets no handle is bound to: an unknown method or revision, and a
+    /// JSON-RPC error (an unknown tool's name is the caller's choice).
+    fn code(&self, version: Option<u8>, outcome: Outcome) -> Option<u32> {
+        let outcome = match outcome {
+            Outcome::Answered => 0,
+            Outcome::ToolError => 1,
+            Outcome::Cancelled => 2,
+            Outcome::Error(_) => return None,
+        };
+        let version = match version {
+            Some(i) => u32::from(i) + 1,
+            None => 0,
+        };
+        Some(u32::from(self.method_index?) | u32::from(self.http) << 8 | outcome << 9 | version << 12)
+    }
+}
+
+/// `tools/call`'s and `prompts/get`'s places among [`METHODS`].
+const TOOLS_CALL: u8 = 0;
+const PROMPTS_GET: u8 = 10;
+
+/// The value of `error.type` for an outcome, if it is a failure.
+fn error_type(outcome: Outcome) -> Option<Value> {
+    match outcome {
+        Outcome::Answered => None,
+        Outcome::ToolError => Some("tool_error".into()),
+        Outcome::Error(code) => Some(code.to_string().into()),
+        Outcome::Cancelled => Some("cancelled".into()),
+    }
+}
+
+/// The most attribute sets [`Durations`] binds a handle to; measurements of further sets go
+/// through the SDK's attribute lookup.
+const MAX_BOUND: usize = 512;
+/// The most tool names, and prompt names, [`Durations`] keeps.
+const MAX_TARGETS: usize = 512;
+
+/// The request-duration histogram, with handles bound to the attribute sets it has recorded
+/// (the SDK's bound instruments): recording through one costs no hashing or comparing of the
+/// attributes, which was most of what the metric cost a request (bench/middleware.md). At most
+/// [`MAX_BOUND`] of them, and never for a JSON-RPC error (where a tool's or prompt's name is
+/// whatever the caller sent).
+///
+/// It also keeps the names of the tools and prompts of requests that succeeded (at most
+/// [`MAX_TARGETS`] of each), with their spans' name: a request naming one shares them instead of
+/// allocating its own, which the span exporter's thread would free.
+struct Durations {
+    histogram: Histogram<f64>,
+    /// Tools' names (`[0]`) and prompts' (`[1]`).
+    targets: [RwLock<Kept>; 2],
+    /// The handles of requests that name no tool or prompt.
+    untargeted: Handles,
+    /// How many handles there are in all.
+    count: AtomicUsize,
+}
+
+/// Tools' or prompts' names, as [`Durations`] keeps them.
+type Kept = HashMap<Box<str>, Arc<Target>, foldhash::fast::RandomState>;
+
+/// A tool's or prompt's name, kept by [`Durations`].
+struct Target {
+    name: Arc<str>,
+    /// `tools/call {name}` or `prompts/get {name}` ([`span_name`]).
+    span_name: Option<&'static str>,
+    /// The handles of its requests' attribute sets.
+    handles: Handles,
+}
+
+/// Handles bound to attribute sets, by [`Metric::code`].
+#[derive(Default)]
+struct Handles(RwLock<Vec<(u32, BoundHistogram<f64>)>>);
+
+impl Durations {
+    fn new(histogram: Histogram<f64>) -> Durations {
+        Durations {
+            histogram,
+            targets: Default::default(),
+            untargeted: Handles::default(),
+            count: AtomicUsize::new(0),
+        }
+    }
+
+    /// The tool's (`prompt` false) or prompt's name as kept, if it is.
+    fn known(&self, prompt: bool, name: &str) -> Option<Arc<Target>> {
+        self.targets[usize::from(prompt)].read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
+    }
+
+    /// Keeps a tool's or prompt's name (unless there are [`MAX_TARGETS`] already).
+    fn keep(&self, prompt: bool, name: &Arc<str>) -> Option<Arc<Target>> {
+        let mut targets = self.targets[usize::from(prompt)].write().unwrap_or_else(|e| e.into_inner());
+        if let Some(target) = targets.get(&**name) {
+            return Some(target.clone());
+        }
+        if targets.len() >= MAX_TARGETS {
+            return None;
+        }
+        let method = if prompt { "prompts/get" } else { "tools/call" };
+        let target = Arc::new(Target {
+            name: name.clone(),
+            span_name: span_name(method, name),
+            handles: Handles::default(),
+        });
+        targets.insert(name.as_ref().into(), target.clone());
+        Some(target)
+    }
+
+    fn record(&self, seconds: f64, metric: &Metric, version: Option<&(Option<u8>, Value)>, outcome: Outcome) {
+        let code = metric.code(version.and_then(|(i, _)| *i), outcome);
+        let version = version.map(|(_, v)| v);
+        let attributes = || metric.attributes(version, outcome);
+        let Some(code) = code else {
+            return self.histogram.record(seconds, &attributes());
+        };
+        let kept;
+        let handles = match (&metric.target, &metric.known) {
+            (None, _) => &self.untargeted,
+            (Some(_), Some(known)) => &known.handles,
+            (Some(name), None) => match self.keep(metric.method_index == Some(PROMPTS_GET), name) {
+                Some(target) => {
+                    kept = target;
+                    &kept.handles
+                }
+                None => return self.histogram.record(seconds, &attributes()),
+            },
+        };
+        let find = |handles: &[(u32, BoundHistogram<f64>)]| {
+            handles.iter().find(|(c, _)| *c == code).map(|(_, handle)| handle.clone())
+        };
+        if let Some(handle) = find(&handles.0.read().unwrap_or_else(|e| e.into_inner())) {
+            return handle.record(seconds);
+        }
+        let attributes = attributes();
+        if self.count.load(Ordering::Relaxed) >= MAX_BOUND {
+            return self.histogram.record(seconds, &attributes);
+        }
+        let mut bound = handles.0.write().unwrap_or_else(|e| e.into_inner());
+        let handle = match find(&bound) {
+            Some(handle) => handle,
+            None => {
+                let handle = self.histogram.bind(&attributes);
+                bound.push((code, handle.clone()));
+                self.count.fetch_add(1, Ordering::Relaxed);
+                handle
+            }
+        };
+        drop(bound);
+        handle.record(seconds);
+    }
+}
+
+/// The most span names [`span_name`] keeps, in all.
+const MAX_SPAN_NAMES: usize = 4096;
+
+/// `{method} {name}`, kept for the life of the process (a span's name is `'static` or its own
+/// allocation): at most [`MAX_SPAN_NAMES`] of them, shared by every telemetry.
+fn span_name(method: &str, name: &str) -> Option<&'static str> {
+    type Names = HashMap<(&'static str, Box<str>), &'static str>;
+    static NAMES: std::sync::LazyLock<Mutex<Names>> = std::sync::LazyLock::new(Mutex::default);
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let method = METHODS.iter().find(|known| **known == method)?;
+    if let Some(kept) = names.get(&(*method, name.into())) {
+        return Some(kept);
+    }
+    if names.len() >= MAX_SPAN_NAMES {
+        return None;
+    }
+    let kept: &'static str = Box::leak(format!("{method} {name}").into_boxed_str());
+    names.insert((method, name.into()), kept);
+    Some(kept)
+}
+
+/// One request being watched: its trace context (its span in it), and what its measurement is
+/// attributed with.
 struct Request {
     inner: Arc<Inner>,
     context: opentelemetry::Context,
-    metric: Mutex<Vec<KeyValue>>,
-    protocol_version: OnceLock<Value>,
+    /// When its span started.
+    start: SystemTime,
+    metric: Metric,
+    protocol_version: OnceLock<(Option<u8>, Value)>,
 }
 
 impl Observation for Request {
-    fn instrument(&self, request: Watched) -> Watched {
+    fn poll_in(
+        &self,
+        request: Pin<&mut (dyn Future<Output = ()> + Send)>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<()> {
         // The request runs with its span as the current OpenTelemetry context: the handler's
         // `tracing` spans (through `Telemetry::layer`) and its own OpenTelemetry spans are its
         // children.
-        Box::pin(FutureExt::with_context(request, self.context.clone()))
+        let _entered = self.context.clone().attach();
+        request.poll(cx)
     }
 
     fn protocol_version(&self, version: &str) {
         let version = known_version(version);
-        if self.protocol_version.set(version.clone()).is_ok() {
-            self.context.span().set_attribute(KeyValue::new(PROTOCOL_VERSION, version));
+        let value = version.1.clone();
+        if self.protocol_version.set(version).is_ok() {
+            self.context.span().set_attribute(KeyValue::new(PROTOCOL_VERSION, value));
         }
     }
 
     fn end(&self, outcome: Outcome, elapsed: Duration) {
         let span = self.context.span();
-        let mut metric = std::mem::take(&mut *self.metric.lock().unwrap_or_else(|e| e.into_inner()));
-        if let Some(version) = self.protocol_version.get() {
-            metric.push(KeyValue::new(PROTOCOL_VERSION, version.clone()));
-        }
-        let error_type: Option<Value> = match outcome {
-            Outcome::Answered => None,
-            Outcome::ToolError => Some("tool_error".into()),
-            Outcome::Error(code) => Some(code.to_string().into()),
-            Outcome::Cancelled => Some("cancelled".into()),
-        };
-        if let Some(error_type) = error_type {
-            span.set_attribute(KeyValue::new(ERROR_TYPE, error_type.clone()));
+        if let Some(error_type) = error_type(outcome) {
+            span.set_attribute(KeyValue::new(ERROR_TYPE, error_type));
             span.set_status(Status::error(match outcome {
                 Outcome::ToolError => "the tool returned an error result",
                 Outcome::Cancelled => "the request was cancelled",
                 _ => "",
             }));
-            metric.push(KeyValue::new(ERROR_TYPE, error_type));
         }
         if let Outcome::Error(code) = outcome {
             span.set_attribute(KeyValue::new(STATUS_CODE, code.to_string()));
-            metric.push(KeyValue::new(STATUS_CODE, code.to_string()));
         }
-        self.inner.duration.record(elapsed.as_secs_f64(), &metric);
-        span.end();
+        self.inner.duration.record(elapsed.as_secs_f64(), &self.metric, self.protocol_version.get(), outcome);
+        span.end_with_timestamp(self.start + elapsed);
     }
 }
 
@@ -587,6 +844,46 @@ mod tests {
     /// `_meta` as it reaches [`Observer::begin`].
     fn raw(json: &str) -> Box<RawValue> {
         RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn a_client_address_is_the_requests_own() {
+        let text = |ip: &str| client_address(ip.parse().unwrap()).as_str().to_owned();
+        for ip in ["127.0.0.1", "127.0.0.1", "::1", "10.0.0.7", "10.0.0.7", "127.0.0.1"] {
+            assert_eq!(text(ip), ip);
+        }
+    }
+
+    #[test]
+    fn every_bound_attribute_set_has_a_code_of_its_own() {
+        let mut seen = std::collections::HashSet::new();
+        let versions = crate::protocol::SUPPORTED_PROTOCOL_VERSIONS.len();
+        for method in 0..METHODS.len() {
+            for http in [false, true] {
+                let metric = Metric {
+                    method: Value::from(""),
+                    method_index: Some(method as u8),
+                    http,
+                    target: None,
+                    known: None,
+                };
+                for version in std::iter::once(None).chain((0..versions).map(|v| Some(v as u8))) {
+                    for outcome in [Outcome::Answered, Outcome::ToolError, Outcome::Cancelled] {
+                        let code = metric.code(version, outcome).expect("a code");
+                        assert!(seen.insert(code), "{method} {http} {version:?} {outcome:?}");
+                    }
+                    // A JSON-RPC error is never bound.
+                    assert_eq!(metric.code(version, Outcome::Error(-32602)), None);
+                }
+            }
+        }
+        assert_eq!(
+            (METHODS[usize::from(TOOLS_CALL)], METHODS[usize::from(PROMPTS_GET)]),
+            ("tools/call", "prompts/get")
+        );
+        let unknown =
+            Metric { method: Value::from("x"), method_index: None, http: false, target: None, known: None };
+        assert_eq!(unknown.code(None, Outcome::Answered), None);
     }
 
     #[test]

@@ -57,8 +57,9 @@ pub(crate) struct Envelope<'a> {
 }
 
 /// The part of a stateless request's params the dispatcher reads, in one pass: the envelope,
-/// the answers of a retry (borrowed, decoded only when present), and a `tools/call`'s tool name
-/// and arguments (so that a call reads its params once).
+/// the answers of a retry (borrowed, decoded only when present), a `tools/call`'s tool name
+/// and arguments (so that a call reads its params once), and a resource's `uri` (for an observer
+/// of the request).
 #[derive(Deserialize, Default)]
 pub(crate) struct StatelessParams<'a> {
     /// A `tools/call`'s tool.
@@ -67,6 +68,9 @@ pub(crate) struct StatelessParams<'a> {
     /// A `tools/call`'s arguments.
     #[serde(borrow, default)]
     pub arguments: Option<&'a RawValue>,
+    /// A resource request's `uri`, as it was written (whoever answers the request checks it).
+    #[serde(borrow, default)]
+    pub uri: Option<&'a RawValue>,
     /// The envelope as it was written: decoded by [`Envelope::decode`] unless the same text
     /// was decoded before (stateless clients send the same envelope with every request).
     #[serde(rename = "_meta", borrow, default)]
