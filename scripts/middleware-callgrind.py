@@ -26,7 +26,8 @@ KINDS = [
 
 # The functions shown for the telemetry server: (a part of the symbol, what it is).
 FUNCTIONS = [
-    ("mcp_tools::dispatch::observe::Observed::begin", "request span made (`Telemetry::begin`)"),
+    ("mcp_tools::middleware::otel::Telemetry as mcp_tools::dispatch::observe::Observer>::begin",
+     "request span made (`Telemetry::begin`)"),
     ("SdkTracer as opentelemetry::trace::tracer::Tracer>::build_with_context", "  of which the SDK's span"),
     ("mcp_tools::middleware::otel::Request as mcp_tools::dispatch::observe::Observation>::end",
      "request ended (`Request::end`)"),

@@ -50,8 +50,8 @@ pub(crate) enum Outcome {
 
 /// What watches requests (`Any`: the command line finds the server's telemetry through it).
 pub(crate) trait Observer: std::any::Any + Send + Sync + 'static {
-    /// `request` begins.
-    fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation>;
+    /// `request` begins (it arrived at `began`): its observation, made by [`Observed::new`].
+    fn begin(&self, request: &Begun<'_>, began: Instant) -> Arc<Observed>;
 }
 
 /// One request being watched.
@@ -66,20 +66,30 @@ pub(crate) trait Observation: Send + Sync {
 
 /// A watched request, kept by its origin until it is answered: ended once, when its answer is
 /// sent, or, if it never is, when the last of it is dropped (cancelled).
-pub(crate) struct Observed {
-    observation: Box<dyn Observation>,
+/// The observer's own part is in the same allocation.
+pub(crate) struct Observed<O: ?Sized + Observation = dyn Observation> {
     began: Instant,
     ended: AtomicBool,
+    observation: O,
+}
+
+impl<O: Observation + 'static> Observed<O> {
+    /// An observer's observation of a request that arrived at `began`.
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub fn new(began: Instant, observation: O) -> Arc<Observed> {
+        Arc::new(Observed { began, ended: AtomicBool::new(false), observation })
+    }
 }
 
 impl Observed {
     pub fn begin(observer: &dyn Observer, request: &Begun<'_>) -> Arc<Observed> {
         // The clock is read first: a span that ends at its start plus the elapsed time then
         // ends no earlier than the request did.
-        let began = Instant::now();
-        Arc::new(Observed { observation: observer.begin(request), began, ended: AtomicBool::new(false) })
+        observer.begin(request, Instant::now())
     }
+}
 
+impl<O: ?Sized + Observation> Observed<O> {
     pub fn protocol_version(&self, version: &str) {
         self.observation.protocol_version(version);
     }
@@ -101,13 +111,13 @@ impl Observed {
     }
 }
 
-impl Drop for Observed {
+impl<O: ?Sized + Observation> Drop for Observed<O> {
     fn drop(&mut self) {
         self.end(Outcome::Cancelled);
     }
 }
 
-impl std::fmt::Debug for Observed {
+impl<O: ?Sized + Observation> std::fmt::Debug for Observed<O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Observed").field("ended", &self.ended.load(Ordering::Relaxed)).finish_non_exhaustive()
     }

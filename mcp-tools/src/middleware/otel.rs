@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
 use std::task::Poll;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use opentelemetry::metrics::{BoundHistogram, Histogram, MeterProvider as _};
 use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
@@ -25,7 +25,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::dispatch::observe::{Begun, Observation, Observer, Outcome};
+use crate::dispatch::observe::{Begun, Observation, Observed, Observer, Outcome};
 use crate::protocol::RequestId;
 
 /// The metric's name.
@@ -396,7 +396,7 @@ impl Inner {
 }
 
 impl Observer for Telemetry {
-    fn begin(&self, request: &Begun<'_>) -> Box<dyn Observation> {
+    fn begin(&self, request: &Begun<'_>, began: Instant) -> Arc<Observed> {
         let (tool, prompt, resource) = match request.method {
             "tools/call" => (request.target, None, None),
             "prompts/get" => (None, request.target, None),
@@ -484,7 +484,7 @@ impl Observer for Telemetry {
             .start_with_context(&self.inner.tracer, &parent);
         let context = parent.with_span(span);
         let protocol_version = version.map_or_else(OnceLock::new, OnceLock::from);
-        Box::new(Request { inner: self.inner.clone(), context, start, metric, protocol_version })
+        Observed::new(began, Request { inner: self.inner.clone(), context, start, metric, protocol_version })
     }
 }
 
