@@ -190,8 +190,12 @@ impl Telemetry {
         }
         let mut metrics = SdkMeterProvider::builder().with_resource(resource);
         if !disabled && exporter_wanted("OTEL_METRICS_EXPORTER")? {
-            let exporter = opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
+            use opentelemetry_otlp::WithHttpConfig as _;
+            let mut builder = opentelemetry_otlp::MetricExporter::builder().with_http();
+            if let Some(client) = plain_metrics_client() {
+                builder = builder.with_http_client(client);
+            }
+            let exporter = builder
                 .build()
                 .map_err(|e| TelemetryError(format!("cannot set up the OTLP metric exporter: {e}")))?;
             metrics = metrics.with_periodic_exporter(exporter);
@@ -292,6 +296,27 @@ impl std::fmt::Debug for Telemetry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Telemetry").finish_non_exhaustive()
     }
+}
+
+/// The metric exporter's HTTP client, when its endpoint is `http://` (the default): one that
+/// loads no TLS root certificates (see `otlp::blocking_client`), with the timeout
+/// opentelemetry-otlp would give its own. `None` (opentelemetry-otlp makes its client) for an
+/// `https://` endpoint, or variables it reads its own way.
+fn plain_metrics_client() -> Option<reqwest::blocking::Client> {
+    let var = |specific: &str, general: &str| {
+        [specific, general]
+            .into_iter()
+            .find_map(|name| std::env::var(name).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()))
+    };
+    let endpoint = var("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT");
+    if !endpoint.is_none_or(|url| url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))) {
+        return None;
+    }
+    let timeout = match var("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT") {
+        Some(millis) => Duration::from_millis(millis.parse().ok()?),
+        None => Duration::from_secs(10),
+    };
+    super::otlp::blocking_client(timeout, true).ok()
 }
 
 /// `OTEL_SDK_DISABLED=true`: the SDK exports nothing.

@@ -132,19 +132,7 @@ impl std::fmt::Debug for OtlpSpanExporter {
 
 impl OtlpSpanExporter {
     pub fn new(config: Config) -> Result<OtlpSpanExporter, String> {
-        // reqwest's blocking client runs a Tokio runtime of its own, which cannot be made on a
-        // thread that is in one already (`from_env` may be called in async code).
-        let timeout = config.timeout;
-        // No redirects: spans (and the headers' credentials) go to the configured endpoint only.
-        let client = std::thread::spawn(move || {
-            reqwest::blocking::Client::builder()
-                .timeout(timeout)
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-        })
-        .join()
-        .map_err(|_| "making the OTLP HTTP client panicked".to_owned())?
-        .map_err(|e| format!("cannot make the OTLP HTTP client: {e}"))?;
+        let client = blocking_client(config.timeout, config.endpoint.scheme() == "http")?;
         Ok(OtlpSpanExporter {
             config,
             client: Mutex::new(Some(client)),
@@ -183,6 +171,25 @@ impl OtlpSpanExporter {
         }
         Ok(())
     }
+}
+
+/// A blocking HTTP client for OTLP, made on a thread of its own: reqwest's blocking client runs
+/// a Tokio runtime of its own, which cannot be made on a thread that is in one already
+/// (`from_env` may be called in async code). No redirects: spans (and the headers' credentials)
+/// go to the configured endpoint only. For an `http://` endpoint (`plain`) no TLS root
+/// certificates are loaded: reading the system's takes milliseconds at start-up, for nothing.
+pub(crate) fn blocking_client(timeout: Duration, plain: bool) -> Result<reqwest::blocking::Client, String> {
+    std::thread::spawn(move || {
+        let mut builder =
+            reqwest::blocking::Client::builder().timeout(timeout).redirect(reqwest::redirect::Policy::none());
+        if plain {
+            builder = builder.tls_certs_only([]);
+        }
+        builder.build()
+    })
+    .join()
+    .map_err(|_| "making the OTLP HTTP client panicked".to_owned())?
+    .map_err(|e| format!("cannot make the OTLP HTTP client: {e}"))
 }
 
 impl SpanExporter for OtlpSpanExporter {
