@@ -581,6 +581,8 @@ mod tests {
             span("", &other, vec![KeyValue::new("k", long)]),
             span("ok", &ours, vec![]),
             span("internal", &other, vec![KeyValue::new("n", 1)]),
+            // A span of a two-byte length (most are), and a key left empty.
+            span("medium", &ours, vec![KeyValue::new("m", "y".repeat(300)), KeyValue::new("", "no key")]),
         ];
         let (ours_decoded, theirs) = both(&resource, batch);
         assert_eq!(ours_decoded, theirs);
@@ -589,7 +591,7 @@ mod tests {
             .iter()
             .map(|s| (s.scope.as_ref().unwrap().name.as_str(), s.spans.len()))
             .collect();
-        assert_eq!(scopes, [("mcp-tools", 2), ("handler", 2)]);
+        assert_eq!(scopes, [("mcp-tools", 3), ("handler", 2)]);
         assert_eq!(ours_decoded.resource_spans[0].schema_url, "https://opentelemetry.io/schemas/1.30.0");
 
         // No spans, and a resource without attributes.
