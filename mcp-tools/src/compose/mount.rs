@@ -4,7 +4,7 @@
 //! their progress, logs, questions and cancellation.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
@@ -344,10 +344,13 @@ impl Link {
     /// values: one where no block can be a resource or a link to one (no `"resource` anywhere in
     /// its text, and no `\u` escape that could spell one), or any under an empty prefix.
     fn tool_result(&self, result: &RawValue) -> ToolResult {
+        // Searchers made once: `memmem::find` makes one at every call.
+        static RESOURCE: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(b"\"resource"));
+        static ESCAPE: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
         let text = result.get().as_bytes();
-        let plain = self.prefix.is_empty()
-            || (memchr::memmem::find(text, b"\"resource").is_none()
-                && memchr::memmem::find(text, b"\\u").is_none());
+        let plain = self.prefix.is_empty() || (RESOURCE.find(text).is_none() && ESCAPE.find(text).is_none());
         if plain && let Some(passed) = ToolResult::passed_on(result) {
             return passed;
         }

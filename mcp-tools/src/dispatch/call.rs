@@ -155,7 +155,9 @@ fn explain_value(entry: &ToolEntry, value: &Value, decoding: Option<&ArgumentErr
 /// buffer), and `null`s the advertised schema does not allow. Each check runs only for tools
 /// that need it, and the `null` one only for arguments that contain `null`.
 fn unchecked_problems(entry: &ToolEntry, checks: Checks, arguments: &RawValue) -> Option<Vec<String>> {
-    let nulls = checks.nulls && memchr::memmem::find(arguments.get().as_bytes(), b"null").is_some();
+    static NULL: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"null"));
+    let nulls = checks.nulls && NULL.find(arguments.get().as_bytes()).is_some();
     if !(checks.constrained || checks.walk || nulls) {
         return None;
     }
