@@ -420,12 +420,12 @@ impl ClientBuilder {
             elicitation: self.elicitation,
             roots: self.roots,
             connected: OnceLock::new(),
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::default(),
             progress: Mutex::new(HashMap::new()),
             notifications,
             next_id: AtomicI64::new(1),
             tool_headers: Mutex::new(HashMap::new()),
-            routes: Mutex::new(HashMap::new()),
+            routes: Mutex::default(),
             closed: CancellationToken::new(),
             sessions: tokio::sync::Mutex::new(0),
         });
@@ -544,7 +544,7 @@ struct Inner {
     roots: Option<Arc<Mutex<Vec<Root>>>>,
     connected: OnceLock<Connected>,
     /// The requests waiting for their answers, by id: a result as its JSON text.
-    pending: Mutex<HashMap<i64, oneshot::Sender<Answered>>>,
+    pending: Mutex<ById<oneshot::Sender<Answered>>>,
     /// Where the progress of a call goes, by its token.
     progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
     notifications: broadcast::Sender<ServerNotification>,
@@ -553,7 +553,7 @@ struct Inner {
     /// listed input schema.
     tool_headers: Mutex<HashMap<String, Mirrored>>,
     /// The requests in progress whose questions and logs have their own handlers, by id.
-    routes: Mutex<HashMap<i64, Route>>,
+    routes: Mutex<ById<Route>>,
     /// Cancelled when the connection ends.
     closed: CancellationToken,
     /// 2025-11-25 over HTTP: how many times a session the server ended was replaced; held
@@ -1392,6 +1392,10 @@ fn mirrored_arguments(schema: &Value) -> Result<Mirrored, String> {
     walk(schema, &mut Vec::new(), &mut out)?;
     Ok(out)
 }
+
+/// What is kept per request id: the ids are this client's own (a counter), so a fast hash that
+/// resists no chosen keys will do; every request inserts and removes one.
+type ById<T> = HashMap<i64, T, foldhash::fast::RandomState>;
 
 /// A request waiting for its answer: dropped unanswered (its caller gave up), it is forgotten
 /// and the server is told (`notifications/cancelled`).
