@@ -299,24 +299,15 @@ impl std::fmt::Debug for Telemetry {
 }
 
 /// The metric exporter's HTTP client, when its endpoint is `http://` (the default): one that
-/// loads no TLS root certificates (see `otlp::blocking_client`), with the timeout
-/// opentelemetry-otlp would give its own. `None` (opentelemetry-otlp makes its client) for an
-/// `https://` endpoint, or variables it reads its own way.
+/// loads no TLS root certificates (see `otlp::blocking_client`), with the timeout the variables
+/// give. `None` (opentelemetry-otlp makes its client) for an `https://` endpoint, or variables
+/// opentelemetry-otlp reads its own way (a compression).
 fn plain_metrics_client() -> Option<reqwest::blocking::Client> {
-    let var = |specific: &str, general: &str| {
-        [specific, general]
-            .into_iter()
-            .find_map(|name| std::env::var(name).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()))
-    };
-    let endpoint = var("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT");
-    if !endpoint.is_none_or(|url| url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))) {
+    let config = super::otlp::Config::from_env_for(super::otlp::Signal::Metrics).ok()?;
+    if config.endpoint.scheme() != "http" {
         return None;
     }
-    let timeout = match var("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT") {
-        Some(millis) => Duration::from_millis(millis.parse().ok()?),
-        None => Duration::from_secs(10),
-    };
-    super::otlp::blocking_client(timeout, true).ok()
+    super::otlp::blocking_client(config.timeout, true).ok()
 }
 
 /// `OTEL_SDK_DISABLED=true`: the SDK exports nothing.
@@ -726,9 +717,20 @@ impl Durations {
         self.targets[usize::from(prompt)].read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
     }
 
-    /// Keeps a tool's or prompt's name (unless there are [`MAX_TARGETS`] already).
+    /// Keeps a tool's or prompt's name (unless there are [`MAX_TARGETS`] already: then the
+    /// names met later take no write lock at every request).
     fn keep(&self, prompt: bool, name: &Arc<str>) -> Option<Arc<Target>> {
-        let mut targets = self.targets[usize::from(prompt)].write().unwrap_or_else(|e| e.into_inner());
+        let targets = &self.targets[usize::from(prompt)];
+        {
+            let kept = targets.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(target) = kept.get(&**name) {
+                return Some(target.clone());
+            }
+            if kept.len() >= MAX_TARGETS {
+                return None;
+            }
+        }
+        let mut targets = targets.write().unwrap_or_else(|e| e.into_inner());
         if let Some(target) = targets.get(&**name) {
             return Some(target.clone());
         }

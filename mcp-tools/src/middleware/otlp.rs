@@ -18,8 +18,8 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-/// Where spans go and how: the OTLP exporter's standard variables, as the OpenTelemetry
-/// specification and opentelemetry-otlp read them.
+/// Where a signal (spans; for metrics, see [`Signal`]) goes and how: the OTLP exporter's
+/// standard variables, as the OpenTelemetry specification and opentelemetry-otlp read them.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` +
@@ -33,13 +33,57 @@ pub(crate) struct Config {
     pub timeout: Duration,
 }
 
+/// What is exported: each signal has variables of its own, read before the general ones.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Signal {
+    Traces,
+    Metrics,
+}
+
+impl Signal {
+    /// Its variables (protocol, compression, endpoint, headers, timeout) and its endpoint's path.
+    fn names(self) -> [&'static str; 6] {
+        match self {
+            Signal::Traces => [
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+                "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+                "v1/traces",
+            ],
+            Signal::Metrics => [
+                "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+                "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION",
+                "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+                "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+                "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT",
+                "v1/metrics",
+            ],
+        }
+    }
+}
+
 impl Config {
+    /// The spans' configuration, from this process's environment.
     pub fn from_env() -> Result<Config, String> {
-        Self::from_vars(|name| std::env::var(name).ok())
+        Self::from_env_for(Signal::Traces)
     }
 
-    /// The configuration the variables `var` gives describe (a test passes its own).
+    /// A signal's configuration, from this process's environment.
+    pub fn from_env_for(signal: Signal) -> Result<Config, String> {
+        Self::from_vars_for(signal, |name| std::env::var(name).ok())
+    }
+
+    /// The spans' configuration the variables `var` gives describe (a test passes its own).
+    #[cfg(test)]
     fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
+        Self::from_vars_for(Signal::Traces, var)
+    }
+
+    /// A signal's configuration the variables `var` gives describe.
+    fn from_vars_for(signal: Signal, var: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let [protocol_var, compression_var, endpoint_var, headers_var, timeout_var, path] = signal.names();
         let set = |name: &'static str| {
             var(name)
                 .map(|value| value.trim().to_owned())
@@ -47,17 +91,16 @@ impl Config {
                 .map(|v| (name, v))
         };
         let either = |general: &'static str| set(general).map(|(_, v)| v);
-        let signal = |specific: &'static str, general: &'static str| set(specific).or_else(|| set(general));
-        if let Some((name, protocol)) =
-            signal("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+        let specific_or =
+            |specific: &'static str, general: &'static str| set(specific).or_else(|| set(general));
+        if let Some((name, protocol)) = specific_or(protocol_var, "OTEL_EXPORTER_OTLP_PROTOCOL")
             && protocol != "http/protobuf"
         {
             return Err(format!(
                 "{name}={protocol}: this server exports by OTLP over HTTP in protobuf (`http/protobuf`) only"
             ));
         }
-        if let Some((name, compression)) =
-            signal("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+        if let Some((name, compression)) = specific_or(compression_var, "OTEL_EXPORTER_OTLP_COMPRESSION")
             && !compression.eq_ignore_ascii_case("none")
         {
             return Err(format!("{name}={compression}: this server sends spans uncompressed (`none`)"));
@@ -68,19 +111,18 @@ impl Config {
                 .filter(|url| matches!(url.scheme(), "http" | "https"))
                 .ok_or_else(|| format!("{name}={url}: not an http:// or https:// URL"))
         };
-        let endpoint = match set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+        let endpoint = match set(endpoint_var) {
             Some((name, url)) => parse(name, &url)?,
             None => {
                 let base = either("OTEL_EXPORTER_OTLP_ENDPOINT");
                 let name =
                     if base.is_some() { "OTEL_EXPORTER_OTLP_ENDPOINT" } else { "the default endpoint" };
                 let base = base.unwrap_or_else(|| "http://localhost:4318".to_owned());
-                parse(name, &format!("{}/v1/traces", base.trim_end_matches('/')))?
+                parse(name, &format!("{}/{path}", base.trim_end_matches('/')))?
             }
         };
         let mut headers = HeaderMap::new();
-        if let Some((name, list)) = signal("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
-        {
+        if let Some((name, list)) = specific_or(headers_var, "OTEL_EXPORTER_OTLP_HEADERS") {
             for (key, value) in list.split(',').filter_map(|pair| pair.split_once('=')) {
                 let (key, value) = (key.trim(), value.trim());
                 if key.is_empty() || value.is_empty() {
@@ -95,7 +137,7 @@ impl Config {
                 headers.insert(header, value);
             }
         }
-        let timeout = match signal("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT") {
+        let timeout = match specific_or(timeout_var, "OTEL_EXPORTER_OTLP_TIMEOUT") {
             Some((name, millis)) => Duration::from_millis(
                 millis.parse().map_err(|_| format!("{name}={millis}: not a number of milliseconds"))?,
             ),
@@ -641,6 +683,23 @@ mod tests {
         assert_eq!(specific.endpoint.as_str(), "http://traces:9999/custom");
         assert_eq!(specific.headers.keys().map(|k| k.as_str()).collect::<Vec<_>>(), ["b"]);
         assert_eq!(specific.timeout, Duration::from_millis(700));
+
+        // The metrics' variables are their own (the metric exporter's client is made from them).
+        let metrics = |vars: &[(&str, &str)]| {
+            Config::from_vars_for(Signal::Metrics, |name| {
+                vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+            })
+        };
+        let general = metrics(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://general:4318")]).unwrap();
+        assert_eq!(general.endpoint.as_str(), "http://general:4318/v1/metrics");
+        let own = metrics(&[
+            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://traces:1/t"),
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://metrics:2/m"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "1"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "900"),
+        ])
+        .unwrap();
+        assert_eq!((own.endpoint.as_str(), own.timeout), ("http://metrics:2/m", Duration::from_millis(900)));
 
         let error = |vars: &[(&str, &str)]| config(vars).unwrap_err();
         assert_eq!(
