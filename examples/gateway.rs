@@ -233,7 +233,10 @@ fn main() -> ExitCode {
             servers.len(),
             servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
         ))
-        .inventory(false);
+        .inventory(false)
+        // Its tools wait for other servers: one thread serves them with no hand-offs between
+        // threads (bench/gateway.md).
+        .current_thread(true);
     if defer {
         match deferral(model.as_deref()) {
             Ok(deferred) => builder = builder.defer_tools(deferred),

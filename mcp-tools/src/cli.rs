@@ -138,7 +138,7 @@ impl ServerBuilder {
         };
         #[cfg(not(feature = "otel"))]
         let this = self;
-        let runtime = match runtime() {
+        let runtime = match runtime(this.wants_current_thread()) {
             Ok(runtime) => runtime,
             Err(code) => return code,
         };
@@ -213,9 +213,15 @@ impl Server {
     }
 }
 
-/// The Tokio runtime the command line runs on.
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
+/// The Tokio runtime the command line runs on: multi-threaded, unless the server asked for the
+/// current thread ([`ServerBuilder::current_thread`]).
+fn runtime(current_thread: bool) -> Result<tokio::runtime::Runtime, ExitCode> {
+    let mut builder = if current_thread {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    builder.enable_all().build().map_err(|e| {
         eprintln!("error: cannot start the async runtime: {e}");
         ExitCode::from(2)
     })
@@ -223,7 +229,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 
 /// Runs the command line on a new Tokio runtime, then flushes and shuts the telemetry down.
 fn run_built(server: Server, args: Vec<String>, telemetry: Option<Telemetry>) -> ExitCode {
-    match runtime() {
+    match runtime(server.shared.current_thread) {
         Ok(runtime) => run_on(runtime, server, args, telemetry),
         Err(code) => code,
     }
@@ -792,3 +798,22 @@ fn shut_down(telemetry: Option<Telemetry>) {
 
 /// Where a binary names its library (see [`Server::empty_catalog_warning`]).
 const MAIN_FIX: &str = "to main.rs (`mcp_tools::main!()` does it for the package's own library)";
+
+#[cfg(test)]
+mod tests {
+    use tokio::runtime::RuntimeFlavor;
+
+    use super::*;
+
+    #[test]
+    fn the_runtime_is_the_one_the_server_asked_for() {
+        let flavor =
+            |server: &Server| runtime(server.shared.current_thread).unwrap().handle().runtime_flavor();
+        let default = Server::builder().inventory(false).build().unwrap();
+        assert_eq!(flavor(&default), RuntimeFlavor::MultiThread);
+        let builder = Server::builder().inventory(false).current_thread(true);
+        assert!(builder.wants_current_thread());
+        let single = builder.build().unwrap();
+        assert_eq!(flavor(&single), RuntimeFlavor::CurrentThread);
+    }
+}

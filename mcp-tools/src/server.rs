@@ -139,6 +139,7 @@ pub struct ServerBuilder {
     limits: Limits,
     shutdown_timeout: Duration,
     client_request_timeout: Duration,
+    current_thread: bool,
     layers: Vec<Wrap>,
     tool_layers: Vec<(Arc<str>, Wrap)>,
     list_filters: Vec<Arc<dyn ListFilter>>,
@@ -176,6 +177,7 @@ impl Default for ServerBuilder {
             limits: Limits::default(),
             shutdown_timeout: Duration::from_secs(10),
             client_request_timeout: Duration::from_secs(300),
+            current_thread: false,
             layers: Vec::new(),
             tool_layers: Vec::new(),
             list_filters: Vec::new(),
@@ -538,6 +540,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether [`run`](Self::run) and [`Server::run`] serve on Tokio's single-threaded
+    /// (current-thread) runtime instead of its multi-threaded one (default: false).
+    ///
+    /// On one thread, reading a request, running it and writing its answer need no hand-off
+    /// between threads, which lowers latency where tools mostly wait: a gateway whose tools
+    /// are other servers' (`examples/gateway.rs` sets it; `bench/gateway.md` has the figures).
+    /// But every request then shares that thread: a handler that computes for long, or blocks,
+    /// holds up every other request (and the reading of cancellations) until it yields. Leave
+    /// it off for tools that compute, or run their work in `tokio::task::spawn_blocking`.
+    pub fn current_thread(mut self, yes: bool) -> Self {
+        self.current_thread = yes;
+        self
+    }
+
     /// How long a request to the client (sampling, elicitation, roots) may wait for its answer
     /// (default 5 minutes: a person may be answering).
     pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
@@ -570,6 +586,11 @@ impl ServerBuilder {
     }
 
     /// Whether this server mounts upstreams (and must be built with `connect`).
+    /// Whether the command line serves on a current-thread runtime ([`Self::current_thread`]).
+    pub(crate) fn wants_current_thread(&self) -> bool {
+        self.current_thread
+    }
+
     pub(crate) fn mounts_any(&self) -> bool {
         #[cfg(feature = "client")]
         return !self.mounts.is_empty();
@@ -778,6 +799,7 @@ impl ServerBuilder {
                 limits: self.limits.clone(),
                 shutdown_timeout: self.shutdown_timeout,
                 client_request_timeout: self.client_request_timeout,
+                current_thread: self.current_thread,
                 state_key: arc_swap::ArcSwap::from_pointee(self.state_key.unwrap_or_else(random_key)),
                 state_key_given: self.state_key.is_some(),
                 list_cache,
@@ -919,6 +941,7 @@ impl fmt::Debug for ServerBuilder {
             .field("limits", &self.limits)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("client_request_timeout", &self.client_request_timeout)
+            .field("current_thread", &self.current_thread)
             .finish_non_exhaustive()
     }
 }

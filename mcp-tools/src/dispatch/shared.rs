@@ -43,6 +43,9 @@ pub(crate) struct Shared {
     pub running: AtomicUsize,
     pub shutdown_timeout: Duration,
     pub client_request_timeout: Duration,
+    /// Whether the command line serves on a current-thread runtime
+    /// ([`ServerBuilder::current_thread`](crate::ServerBuilder::current_thread)).
+    pub current_thread: bool,
     /// Signs the `requestState` of multi-round-trip requests (2026-07-28): [`state_key`]
     /// (replaced once by the command line's `--redis` with the instances' shared one, unless
     /// the key was given: `state_key_given`).
