@@ -27,7 +27,7 @@ use crate::model::task::TaskSupport;
 use crate::model::tool::{Annotations, Icon, Tool, check_name};
 use crate::protocol::extensions::TASKS;
 use crate::protocol::messages::LogLevel;
-use crate::protocol::stateless::MISSING_CLIENT_CAPABILITY;
+use crate::protocol::stateless::{MISSING_CLIENT_CAPABILITY, SERVER_INFO_KEY};
 use crate::protocol::{Era, Implementation};
 use crate::registry::build::runtime_entry;
 use crate::registry::catalog::{Items, Keys};
@@ -338,19 +338,27 @@ impl Link {
     }
 
     /// A result with the URIs of its resource links and embedded resources made local, and
-    /// without the 2026-07-28 `resultType` (the server adds its own).
+    /// without the 2026-07-28 `resultType` (the server adds its own) or the upstream's
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`: the caller's answer comes from this server,
+    /// which is not the upstream (and a 2025-11-25 caller's answers carry no such entry).
     ///
     /// A result with nothing to make local is passed on as it came, its blocks not read into
     /// values: one where no block can be a resource or a link to one (no `"resource` anywhere in
-    /// its text, and no `\u` escape that could spell one), or any under an empty prefix.
+    /// its text, and no `\u` escape that could spell one), or any under an empty prefix, and
+    /// which names no `serverInfo`.
     fn tool_result(&self, result: &RawValue) -> ToolResult {
         // Searchers made once: `memmem::find` makes one at every call.
         static RESOURCE: LazyLock<memchr::memmem::Finder<'static>> =
             LazyLock::new(|| memchr::memmem::Finder::new(b"\"resource"));
         static ESCAPE: LazyLock<memchr::memmem::Finder<'static>> =
             LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+        // The key's end, however its slash is written (`/` or `\/`).
+        static SERVER_INFO: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(b"serverInfo\""));
         let text = result.get().as_bytes();
-        let plain = self.prefix.is_empty() || (RESOURCE.find(text).is_none() && ESCAPE.find(text).is_none());
+        let plain = (self.prefix.is_empty()
+            || (RESOURCE.find(text).is_none() && ESCAPE.find(text).is_none()))
+            && SERVER_INFO.find(text).is_none();
         if plain && let Some(passed) = ToolResult::passed_on(result) {
             return passed;
         }
@@ -363,6 +371,12 @@ impl Link {
     fn localize_result(&self, mut result: Value) -> Value {
         if let Some(fields) = result.as_object_mut() {
             fields.remove("resultType");
+            if let Some(meta) = fields.get_mut("_meta").and_then(Value::as_object_mut)
+                && meta.remove(SERVER_INFO_KEY).is_some()
+                && meta.is_empty()
+            {
+                fields.remove("_meta");
+            }
         }
         if let Some(blocks) = result.get_mut("content").and_then(Value::as_array_mut) {
             for block in blocks {
@@ -1161,6 +1175,37 @@ mod tests {
             serde_json::to_string(&grown).unwrap(),
             r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#
         );
+    }
+
+    #[test]
+    fn the_upstreams_identity_is_not_passed_on() {
+        for prefix in ["fs", ""] {
+            let link = super::Link { prefix: prefix.to_owned(), ..link("fs") };
+            for (text, sent) in [
+                (
+                    r#"{"content":[{"type":"text","text":"a"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"},"k":"v"},"resultType":"complete"}"#,
+                    r#"{"content":[{"type":"text","text":"a"}],"_meta":{"k":"v"}}"#,
+                ),
+                // The entry alone: no `_meta` is left.
+                (
+                    r#"{"content":[{"type":"text","text":"a"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}}"#,
+                    r#"{"content":[{"type":"text","text":"a"}]}"#,
+                ),
+                // The same key with its slash escaped.
+                (
+                    r#"{"content":[],"_meta":{"io.modelcontextprotocol\/serverInfo":{"name":"up","version":"1"}}}"#,
+                    r#"{"content":[]}"#,
+                ),
+                // The word in a block's text is not the entry: kept.
+                (
+                    r#"{"content":[{"type":"text","text":"serverInfo"}],"_meta":{}}"#,
+                    r#"{"content":[{"type":"text","text":"serverInfo"}],"_meta":{}}"#,
+                ),
+            ] {
+                let result = link.tool_result(&raw(text));
+                assert_eq!(serde_json::to_string(&result).unwrap(), sent, "{prefix:?} {text}");
+            }
+        }
     }
 
     #[test]

@@ -158,6 +158,10 @@ for (const name of names) {
   await check(`${p} ${name}: call ${u.tool}${listed ? '' : ' through call_tool'}${u.structured ? ', structured output preserved' : ''}`, async () => {
     const result = await call(u.tool, u.args);
     assert(!result.isError, short(result));
+    // The answer is the gateway's: an upstream's own identity (a 2026-07-28 server names itself
+    // in every result's _meta) is not passed on.
+    const identity = result._meta?.['io.modelcontextprotocol/serverInfo'];
+    assert(identity === undefined, `the upstream's serverInfo passed on: ${short(identity)}`);
     if (u.structured) {
       assert(sameJson(result.structuredContent, u.structured), `structuredContent ${short(result.structuredContent)}`);
       assert(sameJson(JSON.parse(textOf(result)), u.structured), `text ${short(textOf(result))}`);
