@@ -498,6 +498,52 @@ async fn a_lost_upstreams_tool_called_through_call_tool_says_why() {
     assert_eq!(client.call_tool("call_tool", call).await.unwrap().text(), "3");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_fails_as_its_upstream_is_lost_answers_after_its_tools_left() {
+    // The failed call and the tools leaving are two steps: the call's answer waits for the
+    // second, so that what the caller does next (a search, a listing) no longer finds them.
+    for deferred in [false, true] {
+        let cuttable = Cuttable::default();
+        let mut builder = Server::builder().inventory(false).tool(native());
+        if deferred {
+            builder = builder.defer_tools(mcp_tools::deferred::DeferredTools::new());
+        }
+        let server =
+            builder.mount("math", cuttable.upstream(upstream("math-server"))).connect().await.unwrap();
+        let client = server.connect(Client::builder().era(EraChoice::Handshake)).await.unwrap();
+        let offered = || {
+            let client = client.clone();
+            async move {
+                let tools = if deferred {
+                    let found =
+                        client.call_tool("search_tools", json!({"query": "add two numbers"})).await.unwrap();
+                    found.structured().cloned().unwrap_or_default()["tools"].clone()
+                } else {
+                    json!(client.list_tools().await.unwrap())
+                };
+                let names = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned());
+                names.filter(|name| name.starts_with("math_")).collect::<Vec<_>>()
+            }
+        };
+        assert!(offered().await.contains(&"math_add".to_owned()), "deferred: {deferred}");
+        let pending = {
+            let client = client.clone();
+            let (name, arguments) = if deferred {
+                ("call_tool", json!({"name": "math_forever", "arguments": {}}))
+            } else {
+                ("math_forever", json!({}))
+            };
+            tokio::spawn(async move { client.call_tool(name, arguments).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cuttable.cut();
+        let failed = tokio::time::timeout(Duration::from_secs(5), pending).await.unwrap().unwrap().unwrap();
+        assert!(failed.is_error(), "{failed:?}");
+        assert!(failed.text().contains("closed the connection"), "{}", failed.text());
+        assert_eq!(offered().await, Vec::<String>::new(), "deferred: {deferred}: at once, not found");
+    }
+}
+
 /// Counts the calls a layer sees, by tool.
 #[derive(Clone, Default)]
 struct Seen(Arc<Mutex<HashMap<String, usize>>>);

@@ -4,6 +4,7 @@
 //! their progress, logs, questions and cancellation.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 const STABLE: Duration = Duration::from_secs(30);
 /// How long list changes are gathered before the upstream is listed again.
 const SETTLE: Duration = Duration::from_millis(50);
+/// How long a call that failed with its connection waits for the supervisor to hide the
+/// upstream's tools before it answers ([`Link::until_hidden`]): a bound, never reached unless the
+/// server is going away.
+const HIDE_WAIT: Duration = Duration::from_millis(500);
 
 /// What a server lets its mounts change.
 pub(crate) trait Target: Send + Sync + 'static {
@@ -83,6 +88,10 @@ pub(crate) struct Link {
     ///
     /// [`Upstream::pass_caller_token`]: super::Upstream::pass_caller_token
     pass_caller_token: bool,
+    /// How many lost connections the supervisor has taken out of the lists and the search
+    /// ([`hidden`](Link::hidden)), and the waiters it tells each time.
+    hides: AtomicU64,
+    hid: tokio::sync::Notify,
 }
 
 impl Link {
@@ -94,6 +103,26 @@ impl Link {
             client: ArcSwapOption::empty(),
             down: Mutex::new(("it has not connected yet".into(), None)),
             pass_caller_token: mount.upstream.pass_caller_token,
+            hides: AtomicU64::new(0),
+            hid: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// The supervisor has taken the lost connection's tools out of the lists and the search.
+    fn hidden(&self) {
+        self.hides.fetch_add(1, Ordering::AcqRel);
+        self.hid.notify_waiters();
+    }
+
+    /// Waits (at most [`HIDE_WAIT`]) until the supervisor has hidden a connection lost since
+    /// `hides` were counted: a call that failed with its connection then answers after its
+    /// tools left, so that what its caller does next (a search, a listing) no longer finds them.
+    async fn until_hidden(&self, hides: u64) {
+        let notified = self.hid.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.hides.load(Ordering::Acquire) == hides {
+            let _ = tokio::time::timeout(HIDE_WAIT, notified).await;
         }
     }
 
@@ -151,6 +180,7 @@ impl Link {
     /// cancellation go both ways. The call becomes a task here when it becomes one upstream
     /// (which it may only for a caller that supports tasks).
     async fn call_tool(&self, name: &str, arguments: Value, ctx: Context) -> Result<ToolResult, ToolError> {
+        let hides = self.hides.load(Ordering::Acquire);
         let client = self.client().map_err(ToolError::new)?;
         let (progress_tx, mut progress) = mpsc::unbounded_channel();
         let (logs_tx, mut logs) = mpsc::unbounded_channel();
@@ -201,6 +231,9 @@ impl Link {
                 Ok(ToolResult::protocol_failure(said, error))
             }
             Err(e) => {
+                if matches!(e, ClientError::Closed) {
+                    self.until_hidden(hides).await;
+                }
                 let error = ToolError::new(self.failure("the call", &e));
                 // The upstream needs a capability the caller did not declare (what this server
                 // declares upstream is the caller's): the caller gets the protocol's error too.
@@ -664,6 +697,7 @@ impl Supervisor {
             if self.hide(&mut published).is_none() {
                 return;
             }
+            self.link.hidden();
             tokio::select! {
                 () = tokio::time::sleep(jittered(backoff)) => {}
                 () = self.gone.cancelled() => return,
@@ -1131,6 +1165,8 @@ mod tests {
             client: ArcSwapOption::empty(),
             down: Mutex::new((String::new(), None)),
             pass_caller_token: false,
+            hides: AtomicU64::new(0),
+            hid: tokio::sync::Notify::new(),
         }
     }
 
