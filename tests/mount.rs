@@ -544,6 +544,77 @@ async fn a_call_that_fails_as_its_upstream_is_lost_answers_after_its_tools_left(
     }
 }
 
+/// A 2025-11-25 server written by hand, over a pipe: one tool, `charge`, whose every call is
+/// answered with a JSON-RPC error (a URL elicitation the user must complete, `-32042`).
+fn refusing_upstream() -> Upstream {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    Upstream::custom("refusing", |builder| {
+        Box::pin(async move {
+            let (client_side, server_side) = tokio::io::duplex(1 << 16);
+            let (reader, mut writer) = tokio::io::split(server_side);
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(reader).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let request: Value = serde_json::from_str(&line).unwrap();
+                    let Some(id) = request.get("id").cloned() else { continue };
+                    let answer = match request["method"].as_str().unwrap() {
+                        "initialize" => json!({"result": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "refusing", "version": "1"}}}),
+                        "tools/list" => json!({"result": {"tools": [
+                            {"name": "charge", "description": "Charge the card.", "inputSchema": {"type": "object"}}]}}),
+                        "tools/call" => json!({"error": {
+                            "code": -32042,
+                            "message": "This request requires more information.",
+                            "data": {"elicitations": [{"mode": "url", "elicitationId": "e1",
+                                "url": "https://pay.example/confirm", "message": "Confirm the payment."}]}}}),
+                        _ => json!({"error": {"code": -32601, "message": "Method not found"}}),
+                    };
+                    let mut message = json!({"jsonrpc": "2.0", "id": id});
+                    message.as_object_mut().unwrap().extend(answer.as_object().unwrap().clone());
+                    let mut bytes = serde_json::to_vec(&message).unwrap();
+                    bytes.push(b'\n');
+                    if writer.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            let (reader, writer) = tokio::io::split(client_side);
+            builder.era(EraChoice::Handshake).connect_pipe(reader, writer).await
+        })
+    })
+}
+
+#[tokio::test]
+async fn an_upstreams_json_rpc_error_reaches_the_caller_as_that_error() {
+    for deferred in [false, true] {
+        let mut builder = Server::builder().inventory(false).tool(native());
+        if deferred {
+            builder = builder.defer_tools(mcp_tools::deferred::DeferredTools::new());
+        }
+        let server = builder.mount("pay", refusing_upstream()).connect().await.unwrap();
+        for era in [EraChoice::Handshake, EraChoice::Stateless] {
+            let client = server.connect(Client::builder().era(era)).await.unwrap();
+            let called = if deferred {
+                client.call_tool("call_tool", json!({"name": "pay_charge", "arguments": {}})).await
+            } else {
+                client.call_tool("pay_charge", json!({})).await
+            };
+            match called {
+                Err(mcp_tools::client::ClientError::Rpc { code, message, data }) => {
+                    assert_eq!(code, -32042, "{deferred} {era:?}");
+                    assert_eq!(message, "This request requires more information.");
+                    assert_eq!(data.unwrap()["elicitations"][0]["url"], "https://pay.example/confirm");
+                }
+                other => panic!("deferred {deferred}, {era:?}: {other:?}"),
+            }
+            // The server goes on serving.
+            assert_eq!(client.call_tool("ping", json!({})).await.unwrap().text(), "pong", "{era:?}");
+        }
+    }
+}
+
 /// Counts the calls a layer sees, by tool.
 #[derive(Clone, Default)]
 struct Seen(Arc<Mutex<HashMap<String, usize>>>);

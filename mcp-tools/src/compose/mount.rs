@@ -218,16 +218,17 @@ impl Link {
         }
         match outcome {
             Ok(result) => Ok(self.tool_result(&result)),
-            // The upstream's task failed: this one fails with its error.
-            Err(ClientError::Rpc { code, message, data })
-                if became_task.load(std::sync::atomic::Ordering::Relaxed)
-                    && code != i64::from(MISSING_CLIENT_CAPABILITY) =>
-            {
+            // The upstream answered with a JSON-RPC error, or its task failed with one: the
+            // caller gets the same error (its code and data: a 2025-11-25 URL elicitation
+            // `-32042`, say), as the upstream's own client would.
+            Err(ClientError::Rpc { code, message, data }) if code != i64::from(MISSING_CLIENT_CAPABILITY) => {
                 let mut error = json!({"code": code, "message": message});
                 if let Some(data) = data {
                     error["data"] = data;
                 }
-                let said = format!("{} failed the task ({code}): {message}", self.who());
+                let what =
+                    if became_task.load(Ordering::Relaxed) { "failed the task" } else { "refused the call" };
+                let said = format!("{} {what} ({code}): {message}", self.who());
                 Ok(ToolResult::protocol_failure(said, error))
             }
             Err(e) => {

@@ -1088,6 +1088,11 @@ impl Session {
                         Err(ErrorObject::insufficient_scope(result.required_scopes().unwrap_or_default()))
                     }
                     (Era::Stateless, Some(capability)) => Err(stateless::missing_capability(capability)),
+                    // The call failed at the protocol level (a mounted server's JSON-RPC error):
+                    // the caller gets that error, not a result.
+                    _ if result.protocol_error().is_some() => {
+                        Err(front.finish_error(protocol_error(&result)))
+                    }
                     _ => front
                         .finish_value(&result)
                         .map_err(|e| ErrorObject::new(INTERNAL_ERROR, e.to_string())),
@@ -1462,6 +1467,15 @@ impl Drop for Running {
             self.session.start(id, generation, origin, cancel, future, true);
         }
     }
+}
+
+/// The JSON-RPC error a result failed with at the protocol level
+/// ([`ToolResult::protocol_error`]; one that does not read as an error object: an internal error).
+fn protocol_error(result: &crate::model::result::ToolResult) -> ErrorObject {
+    result
+        .protocol_error()
+        .and_then(|error| serde_json::from_value(error.clone()).ok())
+        .unwrap_or_else(|| ErrorObject::new(INTERNAL_ERROR, "the call failed at the protocol level"))
 }
 
 /// The client link of a stateless request that cannot ask anything (most calls: shared).
