@@ -585,12 +585,12 @@ impl ServerBuilder {
         self
     }
 
-    /// Whether this server mounts upstreams (and must be built with `connect`).
     /// Whether the command line serves on a current-thread runtime ([`Self::current_thread`]).
     pub(crate) fn wants_current_thread(&self) -> bool {
         self.current_thread
     }
 
+    /// Whether this server mounts upstreams (and must be built with `connect`).
     pub(crate) fn mounts_any(&self) -> bool {
         #[cfg(feature = "client")]
         return !self.mounts.is_empty();
