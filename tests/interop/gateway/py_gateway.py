@@ -120,6 +120,9 @@ async def drive(client: Client, p: str, names: list[str], listed: bool, mode: st
         async def call_it(u: dict[str, Any] = u) -> None:
             result = await call(u["tool"], u["args"])
             assert not result.is_error, short(result.model_dump())
+            # The answer is the gateway's: an upstream's own identity is not passed on.
+            meta = result.model_dump(by_alias=True, exclude_none=True).get("_meta") or {}
+            assert "io.modelcontextprotocol/serverInfo" not in meta, f"the upstream's serverInfo passed on: {short(meta)}"
             if "structured" in u:
                 assert result.structured_content == u["structured"], f"structured {short(result.structured_content)}"
                 assert json.loads(text_of(result)) == u["structured"], f"text {short(text_of(result))}"
