@@ -252,6 +252,24 @@ async fn a_tool_error_and_a_json_rpc_error_set_error_type_in_both_eras() {
         assert!(matches!(span.status, Status::Error { .. }));
         // No trace context: each is the root of a trace of its own.
         assert_eq!(span.parent_span_id, SpanId::INVALID);
+
+        // Params the call cannot read (read once for the span and the call): refused alike.
+        let error = client.request("tools/call", json!({"arguments": {}})).await.unwrap_err();
+        assert_eq!(error.code, -32602, "{version}");
+        assert!(
+            error.message.contains("invalid tools/call params: missing field `name`"),
+            "{}",
+            error.message
+        );
+        let error = client.request("tools/call", json!({"name": 7})).await.unwrap_err();
+        assert_eq!(error.code, -32602, "{version}");
+        assert!(error.message.contains("invalid"), "{version}: {}", error.message);
+        assert_eq!(
+            names(&harness.spans.get_finished_spans().unwrap()).iter().filter(|n| *n == "tools/call").count(),
+            2
+        );
+        // And read ones are called as ever.
+        assert!(!client.call("weather", json!({"city": "Oslo"})).await.unwrap().is_error(), "{version}");
     }
 }
 

@@ -552,8 +552,15 @@ impl Session {
             Era::Handshake => None,
             Era::Stateless => Some(StatelessParams::decode(params)),
         };
-        let observed =
-            self.observed(&id, name, params, decoded.as_ref().and_then(|d| d.as_ref().ok()), origin);
+        // A 2025-11-25 `tools/call` an observer watches is read once too, for both of them.
+        let read = match era {
+            Era::Handshake if name == "tools/call" && self.shared.observer.get().is_some() => {
+                StatelessParams::decode(params).ok()
+            }
+            _ => None,
+        };
+        let read_already = decoded.as_ref().and_then(|d| d.as_ref().ok()).or(read.as_ref());
+        let observed = self.observed(&id, name, params, read_already, origin);
         let origin = observed.as_ref().unwrap_or(origin);
         // A method of the session's table, else one an extension of this era answers.
         let known = Method::from_name(name).filter(|m| m.exists_in(era));
@@ -650,7 +657,7 @@ impl Session {
                     Err(e) => Self::reply_error(origin, Some(&id), e),
                 }
             }
-            Method::ToolsCall => self.call_tool(id, params, decoded.as_ref(), front, origin),
+            Method::ToolsCall => self.call_tool(id, params, decoded.as_ref(), read.as_ref(), front, origin),
             Method::SetLogLevel => match decode_params::<SetLevelParams>(params) {
                 Ok(p) => {
                     front.peer.set_log_level(p.level);
@@ -943,12 +950,14 @@ impl Session {
         (ctx, input)
     }
 
-    /// `tools/call`; `decoded` are a stateless request's params, read already.
+    /// `tools/call`; `decoded` are a stateless request's params, read already, and `read` a
+    /// 2025-11-25 request's, when they were read for its observer.
     fn call_tool(
         self: &Arc<Self>,
         id: RequestId,
         params: Option<&RawValue>,
         decoded: Option<&StatelessParams<'_>>,
+        read: Option<&StatelessParams<'_>>,
         mut front: Front,
         origin: &Origin,
     ) {
@@ -959,12 +968,13 @@ impl Session {
                 ErrorObject::invalid_params("tools/call needs params"),
             );
         };
-        let call = match decoded {
+        let call = match decoded.or(read) {
             Some(StatelessParams { name: Some(name), arguments, meta, .. }) => {
                 Ok(CallToolParams { name: name.clone(), arguments: *arguments, meta: *meta })
             }
-            Some(_) => Err("missing field `name`".to_owned()),
-            None => serde_json::from_str::<CallToolParams<'_>>(params.get()).map_err(|e| e.to_string()),
+            Some(_) if decoded.is_some() => Err("missing field `name`".to_owned()),
+            // (Params without a name, read for an observer: read again, for serde's own words.)
+            _ => serde_json::from_str::<CallToolParams<'_>>(params.get()).map_err(|e| e.to_string()),
         };
         let call = match call {
             Ok(call) => call,
