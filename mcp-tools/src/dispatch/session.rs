@@ -376,42 +376,26 @@ impl Session {
         origin.reply.send(encode_error(id, &error));
     }
 
-    /// The origin of a request watched by the server's observer (telemetry), if it has one.
+    /// The origin of a request watched by the server's observer (telemetry), if it has one:
+    /// told what `read` (the request's params, read once for it and its handling) names.
     fn observed(
         &self,
         id: &RequestId,
         name: &str,
-        params: Option<&RawValue>,
-        decoded: Option<&StatelessParams<'_>>,
+        read: Option<&StatelessParams<'_>>,
         origin: &Origin,
     ) -> Option<Origin> {
         let observer = self.shared.observer.get()?.as_ref();
-        #[derive(serde::Deserialize, Default)]
-        struct Named<'a> {
-            #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
-            name: Option<Cow<'a, str>>,
-            #[serde(borrow, default, deserialize_with = "crate::protocol::borrowed_text")]
-            uri: Option<Cow<'a, str>>,
-            #[serde(rename = "_meta", borrow, default)]
-            meta: Option<&'a RawValue>,
-        }
-        // What the stateless front end has read already is not read again.
-        let named: Named<'_> = match decoded {
-            Some(decoded) => Named {
-                name: decoded.name.clone(),
-                uri: decoded.uri.and_then(|uri| serde_json::from_str(uri.get()).ok()),
-                meta: decoded.meta,
-            },
-            None => params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default(),
-        };
+        let uri: Option<Cow<'_, str>> =
+            read.and_then(|read| read.uri).and_then(|uri| serde_json::from_str(uri.get()).ok());
         let http = origin.http.as_deref();
         let begun = Begun {
             method: name,
             id,
-            target: named.name.as_deref().or(named.uri.as_deref()),
+            target: read.and_then(|read| read.name.as_deref()).or(uri.as_deref()),
             protocol_version: self.peer.get().map(|p| &*p.protocol_version),
             session_id: http.and_then(|h| h.session_id.as_deref()),
-            meta: named.meta,
+            meta: read.and_then(|read| read.meta),
             http,
         };
         Some(Origin { observed: Some(Observed::begin(observer, &begun)), ..origin.clone() })
@@ -552,15 +536,14 @@ impl Session {
             Era::Handshake => None,
             Era::Stateless => Some(StatelessParams::decode(params)),
         };
-        // A 2025-11-25 `tools/call` an observer watches is read once too, for both of them.
+        // A 2025-11-25 request an observer watches is read once too, for the observer and (a
+        // `tools/call`) the call.
         let read = match era {
-            Era::Handshake if name == "tools/call" && self.shared.observer.get().is_some() => {
-                StatelessParams::decode(params).ok()
-            }
+            Era::Handshake if self.shared.observer.get().is_some() => StatelessParams::decode(params).ok(),
             _ => None,
         };
         let read_already = decoded.as_ref().and_then(|d| d.as_ref().ok()).or(read.as_ref());
-        let observed = self.observed(&id, name, params, read_already, origin);
+        let observed = self.observed(&id, name, read_already, origin);
         let origin = observed.as_ref().unwrap_or(origin);
         // A method of the session's table, else one an extension of this era answers.
         let known = Method::from_name(name).filter(|m| m.exists_in(era));
