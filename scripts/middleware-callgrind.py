@@ -18,7 +18,7 @@ import sys
 
 # The kind of a thread, from the functions its file names (first match wins).
 KINDS = [
-    ("span exporter thread", ("BatchSpanProcessor::get_spans_and_export",)),
+    ("span exporter thread", ("otlp::Shared::send_batches",)),
     ("metric reader thread", ("PeriodicReader",)),
     ("requests (runtime workers)", ("serve_stdio",)),
     ("OTLP clients' start-up (system certificates)", ("ClientHandle::new",)),
@@ -28,17 +28,22 @@ KINDS = [
 FUNCTIONS = [
     ("mcp_tools::middleware::otel::Telemetry as mcp_tools::dispatch::observe::Observer>::begin",
      "request span made (`Telemetry::begin`)"),
-    ("SdkTracer as opentelemetry::trace::tracer::Tracer>::build_with_context", "  of which the SDK's span"),
+    ("SdkTracer as opentelemetry::trace::tracer::Tracer>::build_with_context",
+     "  of which the SDK's span (with `Telemetry::new`)"),
+    ("opentelemetry::trace::context::SynchronizedSpan as core::convert::From<T>>::from",
+     "  of which the span put in the request's context"),
     ("mcp_tools::middleware::otel::Request as mcp_tools::dispatch::observe::Observation>::end",
      "request ended (`Request::end`)"),
     ("ResolvedBoundMeasures<T> as opentelemetry::metrics::instruments::BoundSyncInstrument<T>>::measure",
      "  of which the duration histogram (a bound handle)"),
-    ("opentelemetry::trace::context::SpanRef::end", "  of which the span's end (to the batch queue)"),
+    ("opentelemetry::trace::context::SpanRef::end", "  of which the span's end (written, to the batch queue)"),
+    ("mcp_tools::middleware::otel::SpanAttributes as mcp_tools::middleware::request_span::Attributes>::write",
+     "    of which its attributes written (`SpanAttributes::write`)"),
+    ("OtlpSpanProcessor as opentelemetry_sdk::trace::span_processor::SpanProcessor>::on_end",
+     "the SDK's spans written and queued (`OtlpSpanProcessor::on_end`)"),
     ("mcp_tools::middleware::otel::Request as mcp_tools::dispatch::observe::Observation>::poll_in",
      "the request run in its context (handler included)"),
-    ("BatchSpanProcessor::get_spans_and_export", "span exporter thread"),
-    ("mcp_tools::middleware::otlp::attributes", "  of which the spans' attributes to protobuf (`otlp::attributes`)"),
-    ("drop_in_place<opentelemetry_sdk::trace::export::SpanData>", "  of which the spans freed"),
+    ("otlp::Shared::send_batches", "span exporter thread"),
     ("reqwest::blocking::request::RequestBuilder::send", "  of which the POSTs"),
     ("rustls_native_certs::load_native_certs", "start-up: the OTLP clients load the system certificates"),
 ]

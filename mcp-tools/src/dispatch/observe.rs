@@ -19,6 +19,7 @@ use crate::protocol::RequestId;
 #[derive(Debug)]
 // Read by the observers, which come with features (`otel`).
 #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+#[derive(Clone, Copy)]
 pub(crate) struct Begun<'a> {
     pub method: &'a str,
     pub id: &'a RequestId,

@@ -54,6 +54,8 @@ mod otel;
 mod otlp;
 #[cfg(feature = "rate-limit")]
 mod rate_limit;
+#[cfg(feature = "otel")]
+mod request_span;
 
 pub use crate::dispatch::pipeline::{BoxError, ListFilter, ToolCall, ToolService, Viewer};
 pub use access_log::{AccessLog, AccessLogService};

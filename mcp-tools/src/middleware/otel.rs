@@ -25,6 +25,8 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 
+use super::otlp;
+use super::request_span::{self, Direct};
 use crate::dispatch::observe::{Begun, Observation, Observed, Observer, Outcome};
 use crate::protocol::RequestId;
 
@@ -91,16 +93,23 @@ const BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0
 /// `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `…_TIMEOUT`,
 /// `…_COMPRESSION`, `OTEL_EXPORTER_OTLP_PROTOCOL` (this build speaks `http/protobuf`),
 /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and its `…_ARG`,
-/// `OTEL_BSP_*` (the batch of spans), `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_TRACES_EXPORTER` /
-/// `OTEL_METRICS_EXPORTER` (`otlp`, the default, or `none`). A value it cannot use (another
-/// protocol, compression, a malformed URL, header or timeout) is an error at start-up that names
-/// the variable.
+/// `OTEL_SPAN_*_LIMIT`, `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_MAX_QUEUE_SIZE` and
+/// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (the batches of spans), `OTEL_METRIC_EXPORT_INTERVAL`, and
+/// `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` (`otlp`, the default, or `none`). A value it
+/// cannot use (another protocol, compression, a malformed URL, header, timeout or batch size) is
+/// an error at start-up that names the variable.
 ///
-/// Spans are sent by an exporter of this crate, which writes the OTLP protobuf straight from the
-/// SDK's span data: opentelemetry-otlp's (which metrics still use) copies each span into owned
-/// protobuf structs first, and spent four times as many instructions per span
-/// (bench/middleware.md). Its output is tested against opentelemetry-proto's conversion of the same
-/// spans.
+/// Spans are exported by a span processor of this crate, which writes each span's OTLP protobuf
+/// when the span ends, on the thread that ends it, and sends the batches from a thread of its own
+/// (opentelemetry-otlp's exporter, which metrics still use, copies each span into owned protobuf
+/// structs first, on the batch processor's thread, and spent four times as many instructions a
+/// span). A request's own span is recorded by the telemetry without the SDK's span object: its
+/// attributes stay the request's fields until they are written, most of them as bytes prepared
+/// once. It is otherwise what the SDK would make: the SDK's sampler (`OTEL_TRACES_SAMPLER`) and
+/// span limits, the SDK's random ids, and a span in the request's `opentelemetry::Context` that
+/// the handler can add attributes, events, links and a status to. bench/middleware.md has the
+/// measures; the tests compare what is written with opentelemetry-proto's conversion of the
+/// SDK's spans for the same requests.
 ///
 /// **Your own setup.** Serving without the command line, or exporting elsewhere: build the SDK's
 /// providers yourself ([`Telemetry::new`]), give the server the telemetry
@@ -140,6 +149,9 @@ struct Inner {
     tracer: SdkTracer,
     duration: Durations,
     propagator: TextMapCompositePropagator,
+    /// With the telemetry's own OTLP export ([`Telemetry::from_env`]), where request spans go
+    /// without the SDK's span.
+    direct: Option<Arc<Direct>>,
     shut_down: Once,
 }
 
@@ -182,11 +194,14 @@ impl Telemetry {
         let resource = resource(service_name, service_version);
         let disabled = sdk_disabled();
         let mut traces = SdkTracerProvider::builder().with_resource(resource.clone());
+        let mut queue = None;
         if !disabled && exporter_wanted("OTEL_TRACES_EXPORTER")? {
-            let exporter = super::otlp::Config::from_env()
-                .and_then(super::otlp::OtlpSpanExporter::new)
+            let processor = otlp::Config::from_env()
+                .and_then(|config| Ok((config, otlp::Batching::from_env()?)))
+                .and_then(|(config, batching)| otlp::OtlpSpanProcessor::new(config, batching))
                 .map_err(|e| TelemetryError(format!("cannot set up the OTLP span exporter: {e}")))?;
-            traces = traces.with_batch_exporter(exporter);
+            queue = Some(processor.queue());
+            traces = traces.with_span_processor(processor);
         }
         let mut metrics = SdkMeterProvider::builder().with_resource(resource);
         if !disabled && exporter_wanted("OTEL_METRICS_EXPORTER")? {
@@ -200,17 +215,40 @@ impl Telemetry {
                 .map_err(|e| TelemetryError(format!("cannot set up the OTLP metric exporter: {e}")))?;
             metrics = metrics.with_periodic_exporter(exporter);
         }
-        Ok(Self::new(traces.build(), metrics.build()))
+        Ok(Self::with_queue(traces.build(), metrics.build(), queue))
     }
 
     /// Telemetry of providers you built: your exporters, processors, sampler and resource (the
-    /// SDK's in-memory exporters in tests). [`shutdown`](Self::shutdown) shuts them down.
+    /// SDK's in-memory exporters in tests). Request spans are the SDK's spans, so that your
+    /// processors see them. [`shutdown`](Self::shutdown) shuts them down.
     pub fn new(tracer_provider: SdkTracerProvider, meter_provider: SdkMeterProvider) -> Telemetry {
+        Self::with_queue(tracer_provider, meter_provider, None)
+    }
+
+    /// The telemetry of these providers; with `queue` (the telemetry's own OTLP processor's, in
+    /// `tracer_provider`), request spans are queued there without the SDK's span.
+    fn with_queue(
+        tracer_provider: SdkTracerProvider,
+        meter_provider: SdkMeterProvider,
+        queue: Option<otlp::SpanQueue>,
+    ) -> Telemetry {
+        Self::with_direct(tracer_provider, meter_provider, |scope| {
+            queue.map(|queue| Direct::from_env(queue, scope.clone()))
+        })
+    }
+
+    /// The telemetry of these providers, whose request spans are recorded by `direct` (given the
+    /// telemetry's instrumentation scope), if it makes one.
+    fn with_direct(
+        tracer_provider: SdkTracerProvider,
+        meter_provider: SdkMeterProvider,
+        direct: impl FnOnce(&InstrumentationScope) -> Option<Direct>,
+    ) -> Telemetry {
         let scope =
             InstrumentationScope::builder("mcp-tools").with_version(env!("CARGO_PKG_VERSION")).build();
         let tracer = tracer_provider.tracer_with_scope(scope.clone());
         let duration = meter_provider
-            .meter_with_scope(scope)
+            .meter_with_scope(scope.clone())
             .f64_histogram(DURATION)
             .with_unit("s")
             .with_description("MCP request duration, from its arrival to its answer")
@@ -220,8 +258,10 @@ impl Telemetry {
             Box::new(TraceContextPropagator::new()),
             Box::new(BaggagePropagator::new()),
         ]);
+        let direct = direct(&scope).map(Arc::new);
         Telemetry {
             inner: Arc::new(Inner {
+                direct,
                 tracer_provider,
                 meter_provider,
                 tracer,
@@ -244,7 +284,8 @@ impl Telemetry {
         S: tracing::Subscriber + for<'span> LookupSpan<'span>,
     {
         // Targets are prefixes: `opentelemetry` is also `opentelemetry_sdk`, `opentelemetry-otlp`…
-        let exporters = ["opentelemetry", "reqwest", "hyper", "h2"].map(|target| (target, LevelFilter::OFF));
+        let exporters = ["opentelemetry", "reqwest", "hyper", "h2", super::otlp::LOG_TARGET]
+            .map(|target| (target, LevelFilter::OFF));
         let filter = Targets::new().with_default(LevelFilter::INFO).with_targets(exporters);
         // No timing of the time between polls, no thread attributes: they cost each poll and
         // every span, for little a request needs.
@@ -438,11 +479,6 @@ impl Observer for Telemetry {
             }
             (_, None) => Cow::Owned(request.method.to_owned()),
         };
-        // The id as text: a string id shared, a number written into an allocation of its size.
-        let id = match request.id {
-            RequestId::Number(n) => StringValue::from(String::from(itoa::Buffer::new().format(*n))),
-            RequestId::String(s) => StringValue::from(s.clone()),
-        };
         let (method_index, method) = known_method(request.method);
         // The metric's attributes (low cardinality), which the span has too. A name is shared by
         // the two (one allocation, cloned by reference count).
@@ -456,24 +492,18 @@ impl Observer for Telemetry {
             },
             known,
         };
-        // Room for all a span can have, those `end` adds included: the SDK keeps this vector.
-        let mut attributes = Vec::with_capacity(14);
-        metric.push_attributes(&mut attributes);
-        attributes.push(KeyValue::new(REQUEST_ID, id));
-        if let Some(resource) = resource {
-            attributes.push(KeyValue::new(RESOURCE_URI, resource.to_owned()));
-        }
         let version = request.protocol_version.map(known_version);
-        if let Some((_, version)) = &version {
-            attributes.push(KeyValue::new(PROTOCOL_VERSION, version.clone()));
-        }
-        if let Some(session) = request.session_id {
-            attributes.push(KeyValue::new(SESSION_ID, session.to_owned()));
-        }
-        if let Some(peer) = request.http.and_then(|http| http.peer_addr) {
-            attributes.push(KeyValue::new(CLIENT_ADDRESS, client_address(peer.ip())));
-            attributes.push(KeyValue::new(CLIENT_PORT, i64::from(peer.port())));
-        }
+        let attributes = SpanAttributes {
+            metric: metric.clone(),
+            id: request.id.clone(),
+            resource: resource.map(Box::from),
+            version: version.clone(),
+            session: request.session_id.map(Box::from),
+            peer: request
+                .http
+                .and_then(|http| http.peer_addr)
+                .map(|peer| (client_address(peer.ip()), peer.port())),
+        };
         let (from_meta, from_headers) = self.inner.remote_parents(request);
         let mut links = Vec::new();
         if let (Some(meta), Some(headers)) = (&from_meta, &from_headers) {
@@ -483,26 +513,186 @@ impl Observer for Telemetry {
                 links.push(Link::with_context(transport));
             }
         }
-        // The span is made with the SDK directly (not through `tracing`): a request costs one
-        // span of the SDK, not a `tracing` span bridged to one.
         let parent = from_meta.or(from_headers).unwrap_or_default();
         // The span's end is its start plus the request's duration, as the metric measures it:
         // one clock read less.
         let start = SystemTime::now();
-        let span = self
-            .inner
-            .tracer
-            .span_builder(name)
-            .with_start_time(start)
-            .with_kind(SpanKind::Server)
-            .with_attributes(attributes)
-            .with_links(links)
-            .start_with_context(&self.inner.tracer, &parent);
-        let context = parent.with_span(span);
+        let context = match &self.inner.direct {
+            // The telemetry's own OTLP export: the span is recorded without the SDK's span.
+            Some(direct) => direct.start(&parent, name, start, attributes, links),
+            None => {
+                let span = self
+                    .inner
+                    .tracer
+                    .span_builder(name)
+                    .with_start_time(start)
+                    .with_kind(SpanKind::Server)
+                    .with_attributes(attributes.key_values())
+                    .with_links(links)
+                    .start_with_context(&self.inner.tracer, &parent);
+                parent.with_span(span)
+            }
+        };
         let protocol_version = version.map_or_else(OnceLock::new, OnceLock::from);
         Observed::new(began, Request { inner: self.inner.clone(), context, start, metric, protocol_version })
     }
 }
+
+/// What a request's span is attributed with when it begins, in this order: its metric's
+/// attributes, then `jsonrpc.request.id`, `mcp.resource.uri`, `mcp.protocol.version`,
+/// `mcp.session.id`, `client.address` and `client.port`. The SDK's span takes them as
+/// [`key_values`](Self::key_values); the telemetry's own ([`request_span`]) writes them as they
+/// are, most as bytes prepared once ([`Prepared`]).
+struct SpanAttributes {
+    metric: Metric,
+    id: RequestId,
+    resource: Option<Box<str>>,
+    version: Option<(Option<u8>, Value)>,
+    session: Option<Box<str>>,
+    /// The client's address and port, over HTTP.
+    peer: Option<(StringValue, u16)>,
+}
+
+impl SpanAttributes {
+    /// The attributes as the SDK's span takes them.
+    fn key_values(&self) -> Vec<KeyValue> {
+        // Room for all a span can have, those `end` adds included: the SDK keeps this vector.
+        let mut attributes = Vec::with_capacity(14);
+        self.metric.push_attributes(&mut attributes);
+        // The id as text: a string id shared, a number written into an allocation of its size.
+        let id = match &self.id {
+            RequestId::Number(n) => StringValue::from(String::from(itoa::Buffer::new().format(*n))),
+            RequestId::String(s) => StringValue::from(s.clone()),
+        };
+        attributes.push(KeyValue::new(REQUEST_ID, id));
+        if let Some(resource) = &self.resource {
+            attributes.push(KeyValue::new(RESOURCE_URI, String::from(resource.clone())));
+        }
+        if let Some((_, version)) = &self.version {
+            attributes.push(KeyValue::new(PROTOCOL_VERSION, version.clone()));
+        }
+        if let Some(session) = &self.session {
+            attributes.push(KeyValue::new(SESSION_ID, String::from(session.clone())));
+        }
+        if let Some((address, port)) = &self.peer {
+            attributes.push(KeyValue::new(CLIENT_ADDRESS, address.clone()));
+            attributes.push(KeyValue::new(CLIENT_PORT, i64::from(*port)));
+        }
+        attributes
+    }
+}
+
+impl request_span::Attributes for SpanAttributes {
+    fn count(&self) -> usize {
+        let metric = &self.metric;
+        let target = match (&metric.target, metric.method_index == Some(TOOLS_CALL)) {
+            (None, _) => 0,
+            (Some(_), true) => 2,
+            (Some(_), false) => 1,
+        };
+        3 + target
+            + usize::from(metric.http)
+            + usize::from(self.resource.is_some())
+            + usize::from(self.version.is_some())
+            + usize::from(self.session.is_some())
+            + 2 * usize::from(self.peer.is_some())
+    }
+
+    fn write(&self, out: &mut Vec<u8>, at_most: usize) {
+        let prepared = &*PREPARED;
+        let mut left = at_most;
+        let mut room = || left.checked_sub(1).map(|l| left = l).is_some();
+        let metric = &self.metric;
+        if room() {
+            match metric.method_index {
+                Some(i) => out.extend_from_slice(&prepared.methods[usize::from(i)]),
+                None => otlp::attribute(out, METHOD, &metric.method),
+            }
+        }
+        if room() {
+            out.extend_from_slice(&prepared.transports[usize::from(metric.http)]);
+        }
+        if let Some(target) = &metric.target {
+            if metric.method_index == Some(TOOLS_CALL) {
+                if room() {
+                    otlp::attribute_text(out, TOOL, target);
+                }
+                if room() {
+                    out.extend_from_slice(&prepared.operation);
+                }
+            } else if room() {
+                otlp::attribute_text(out, PROMPT, target);
+            }
+        }
+        if metric.http && room() {
+            out.extend_from_slice(&prepared.protocol_name);
+        }
+        if room() {
+            match &self.id {
+                RequestId::Number(n) => otlp::attribute_text(out, REQUEST_ID, itoa::Buffer::new().format(*n)),
+                RequestId::String(s) => otlp::attribute_text(out, REQUEST_ID, s),
+            }
+        }
+        if let Some(resource) = &self.resource
+            && room()
+        {
+            otlp::attribute_text(out, RESOURCE_URI, resource);
+        }
+        if let Some(version) = &self.version
+            && room()
+        {
+            match version {
+                (Some(i), _) => out.extend_from_slice(&prepared.versions[usize::from(*i)]),
+                (None, version) => otlp::attribute(out, PROTOCOL_VERSION, version),
+            }
+        }
+        if let Some(session) = &self.session
+            && room()
+        {
+            otlp::attribute_text(out, SESSION_ID, session);
+        }
+        if let Some((address, port)) = &self.peer {
+            if room() {
+                otlp::attribute_text(out, CLIENT_ADDRESS, address.as_str());
+            }
+            if room() {
+                otlp::attribute(out, CLIENT_PORT, &Value::I64(i64::from(*port)));
+            }
+        }
+    }
+}
+
+/// The attributes whose value is one of a few, written once ([`SpanAttributes::write`]).
+struct Prepared {
+    /// `mcp.method.name` of each of [`METHODS`].
+    methods: Vec<Vec<u8>>,
+    /// `network.transport`: `pipe` (stdio), `tcp` (HTTP).
+    transports: [Vec<u8>; 2],
+    /// `gen_ai.operation.name` = `execute_tool`.
+    operation: Vec<u8>,
+    /// `network.protocol.name` = `http`.
+    protocol_name: Vec<u8>,
+    /// `mcp.protocol.version` of each supported revision.
+    versions: Vec<Vec<u8>>,
+}
+
+static PREPARED: std::sync::LazyLock<Prepared> = std::sync::LazyLock::new(|| {
+    let text = |key: &str, value: &str| {
+        let mut out = Vec::new();
+        otlp::attribute_text(&mut out, key, value);
+        out
+    };
+    Prepared {
+        methods: METHODS.iter().map(|method| text(METHOD, method)).collect(),
+        transports: [text(TRANSPORT, "pipe"), text(TRANSPORT, "tcp")],
+        operation: text(OPERATION, "execute_tool"),
+        protocol_name: text(PROTOCOL_NAME, "http"),
+        versions: crate::protocol::SUPPORTED_PROTOCOL_VERSIONS
+            .iter()
+            .map(|version| text(PROTOCOL_VERSION, version))
+            .collect(),
+    }
+});
 
 /// The attributes' names, after the MCP semantic conventions.
 const METHOD: &str = "mcp.method.name";
@@ -582,6 +772,7 @@ fn client_address(ip: IpAddr) -> StringValue {
 
 /// What a request's `mcp.server.operation.duration` measurement is attributed with, as far as
 /// known when it begins (the revision and the outcome come later).
+#[derive(Clone)]
 struct Metric {
     method: Value,
     /// The method's place among [`METHODS`].
@@ -956,5 +1147,255 @@ mod tests {
             let begun = Begun { meta: Some(meta), http: None, ..begun };
             assert!(telemetry.inner.remote_parents(&begun).0.is_none());
         }
+    }
+
+    /// One request as the tests below watch it.
+    struct Case<'a> {
+        begun: Begun<'a>,
+        /// The revision, learnt after the request began.
+        later_version: Option<&'static str>,
+        /// Its handler adds an attribute, an event, a link and a status to the request's span.
+        handler: bool,
+        outcome: Outcome,
+    }
+
+    /// Watches the request as a server does: begun, polled in its context, ended.
+    fn watch(telemetry: &Telemetry, case: &Case<'_>) {
+        let observed = telemetry.begin(&case.begun, Instant::now());
+        if case.handler {
+            let handler = async {
+                use opentelemetry::trace::TraceContextExt as _;
+                let cx = opentelemetry::Context::current();
+                let span = cx.span();
+                span.set_attribute(KeyValue::new("weather.city", "Paris"));
+                span.add_event("retry", vec![KeyValue::new("attempt", 2)]);
+                span.add_link(cx.span().span_context().clone(), vec![KeyValue::new("why", "self")]);
+                span.set_status(Status::Ok);
+            };
+            let watched = std::pin::pin!(crate::dispatch::observe::Watched::new(observed.clone(), handler));
+            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(watched.poll(&mut context).is_ready());
+        }
+        if let Some(version) = case.later_version {
+            observed.protocol_version(version);
+        }
+        observed.end(case.outcome);
+    }
+
+    /// The same requests watched by a telemetry of the SDK's spans (exported by the SDK's
+    /// in-memory exporter) and by one recording its own (exported by its processor to a
+    /// collector), with these span limits.
+    struct Both {
+        sdk: Telemetry,
+        exporter: opentelemetry_sdk::trace::InMemorySpanExporter,
+        direct: Telemetry,
+        received: std::sync::mpsc::Receiver<(String, String, Vec<u8>)>,
+    }
+
+    impl Both {
+        fn new(limits: opentelemetry_sdk::trace::SpanLimits) -> Both {
+            let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+            let provider = SdkTracerProvider::builder()
+                .with_simple_exporter(exporter.clone())
+                .with_span_limits(limits)
+                .build();
+            let sdk = Telemetry::new(provider, SdkMeterProvider::builder().build());
+            let (endpoint, received) = otlp::collector(200);
+            let batching =
+                otlp::Batching { max_queue: 1000, max_batch: 1000, delay: Duration::from_secs(3600) };
+            let processor = otlp::OtlpSpanProcessor::new(otlp::config(&endpoint), batching).unwrap();
+            let queue = processor.queue();
+            let provider = SdkTracerProvider::builder().with_span_processor(processor).build();
+            let direct = Telemetry::with_direct(provider, SdkMeterProvider::builder().build(), |scope| {
+                let mut config = opentelemetry_sdk::trace::Config::default();
+                config.span_limits = limits;
+                Some(Direct::new(queue, scope.clone(), config))
+            });
+            assert!(direct.inner.direct.is_some() && sdk.inner.direct.is_none());
+            Both { sdk, exporter, direct, received }
+        }
+
+        fn watch(&self, cases: &[Case<'_>]) {
+            for telemetry in [&self.sdk, &self.direct] {
+                cases.iter().for_each(|case| watch(telemetry, case));
+            }
+        }
+
+        /// The spans each exported, as protobuf (the SDK's converted by opentelemetry-proto),
+        /// without what differs from one span to the next: its own id and times, a root's new
+        /// trace, and the ids of a link to itself.
+        fn spans(&self) -> [Vec<opentelemetry_proto::tonic::trace::v1::Span>; 2] {
+            use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+            use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
+            use opentelemetry_proto::transform::trace::tonic::group_spans_by_resource_and_scope;
+            use prost::Message as _;
+
+            let theirs = group_spans_by_resource_and_scope(
+                self.exporter.get_finished_spans().unwrap(),
+                &ResourceAttributesWithSchema::default(),
+            );
+            self.direct.force_flush().unwrap();
+            let (_, _, body) = self.received.recv_timeout(Duration::from_secs(10)).unwrap();
+            let ours = ExportTraceServiceRequest::decode(body.as_slice()).unwrap().resource_spans;
+            [theirs, ours].map(|requests| {
+                let spans = requests.into_iter().flat_map(|r| r.scope_spans).flat_map(|s| s.spans);
+                let same = |mut span: opentelemetry_proto::tonic::trace::v1::Span| {
+                    span.span_id.clear();
+                    (span.start_time_unix_nano, span.end_time_unix_nano) = (0, 0);
+                    span.events.iter_mut().for_each(|event| event.time_unix_nano = 0);
+                    for link in &mut span.links {
+                        if link.trace_id == span.trace_id && link.attributes.iter().any(|a| a.key == "why") {
+                            (link.trace_id, link.span_id) = (Vec::new(), Vec::new());
+                        }
+                    }
+                    if span.parent_span_id.is_empty() {
+                        span.trace_id.clear();
+                    }
+                    span
+                };
+                spans.map(same).collect()
+            })
+        }
+    }
+
+    /// A client's trace context, in `_meta` (`sampled` or not) and in an HTTP request's header.
+    fn trace_context(sampled: bool) -> (Box<RawValue>, crate::context::HttpParts) {
+        let flags = if sampled { "01" } else { "00" };
+        let meta = raw(&format!(
+            r#"{{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-{flags}","tracestate":"rojo=1"}}"#
+        ));
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            "traceparent",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".parse().unwrap(),
+        );
+        let peer = Some("10.1.2.3:4567".parse().unwrap());
+        (meta, crate::context::HttpParts { headers, peer_addr: peer, session_id: None, auth: None })
+    }
+
+    #[test]
+    fn a_request_span_is_the_same_with_or_without_the_sdks_span() {
+        let both = Both::new(opentelemetry_sdk::trace::SpanLimits::default());
+        let (sampled, traced) = trace_context(true);
+        let (unsampled, _) = trace_context(false);
+        let plain = crate::context::HttpParts {
+            headers: http::HeaderMap::new(),
+            peer_addr: None,
+            session_id: None,
+            auth: None,
+        };
+        let (seven, text) = (RequestId::Number(7), RequestId::String("request-7".into()));
+        let begun = Begun {
+            method: "tools/call",
+            id: &seven,
+            target: Some("weather"),
+            protocol_version: Some("2025-11-25"),
+            session_id: None,
+            meta: None,
+            http: None,
+        };
+        let case = |begun, outcome| Case { begun, later_version: None, handler: false, outcome };
+        let cases = [
+            // A tool not known yet, then known (its name shared), with a handler at work.
+            case(begun, Outcome::Answered),
+            Case { handler: true, ..case(begun, Outcome::Answered) },
+            // Over HTTP: a parent from `_meta`, a link to the header's, a session, a peer.
+            case(
+                Begun { meta: Some(&sampled), http: Some(&traced), session_id: Some("s-1"), ..begun },
+                Outcome::ToolError,
+            ),
+            case(
+                Begun {
+                    method: "prompts/get",
+                    target: Some("greet"),
+                    id: &text,
+                    http: Some(&plain),
+                    ..begun
+                },
+                Outcome::Error(-32602),
+            ),
+            case(
+                Begun { method: "resources/read", target: Some("file:///a.txt"), ..begun },
+                Outcome::Cancelled,
+            ),
+            Case {
+                later_version: Some("2026-07-28"),
+                ..case(
+                    Begun { method: "initialize", target: None, protocol_version: None, ..begun },
+                    Outcome::Answered,
+                )
+            },
+            case(
+                Begun { method: "x/custom", target: None, protocol_version: Some("1999-01-01"), ..begun },
+                Outcome::Answered,
+            ),
+            // A parent that is not sampled: no span, either way.
+            case(Begun { meta: Some(&unsampled), ..begun }, Outcome::Answered),
+        ];
+        both.watch(&cases);
+        let [theirs, ours] = both.spans();
+        assert_eq!(theirs.len(), cases.len() - 1, "every span but the unsampled one");
+        for (theirs, ours) in theirs.iter().zip(&ours) {
+            assert_eq!(theirs, ours);
+        }
+        assert_eq!(theirs.len(), ours.len());
+        // The cases say what they should.
+        let names: Vec<_> = ours.iter().map(|span| span.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "tools/call weather",
+                "tools/call weather",
+                "tools/call weather",
+                "prompts/get greet",
+                "resources/read",
+                "initialize",
+                "x/custom"
+            ]
+        );
+        assert_eq!(ours[1].events.len(), 1);
+        assert_eq!(ours[2].links.len(), 1);
+        assert_eq!(hex(&ours[2].trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(ours[2].trace_state, "rojo=1");
+        assert_eq!(ours[2].attributes.len(), 11, "{:?}", ours[2].attributes);
+        both.sdk.shutdown().unwrap();
+        both.direct.shutdown().unwrap();
+    }
+
+    #[test]
+    fn span_limits_apply_alike_with_or_without_the_sdks_span() {
+        let both = Both::new(opentelemetry_sdk::trace::SpanLimits {
+            max_attributes_per_span: 5,
+            max_events_per_span: 0,
+            max_links_per_span: 1,
+            max_attributes_per_event: 1,
+            max_attributes_per_link: 0,
+        });
+        let (meta, traced) = trace_context(true);
+        let id = RequestId::Number(7);
+        // Ten attributes known at the start, a link from the start, and a handler adding
+        // more of each; then the error's attributes.
+        let begun = Begun {
+            method: "tools/call",
+            id: &id,
+            target: Some("weather"),
+            protocol_version: Some("2025-11-25"),
+            session_id: Some("s-1"),
+            meta: Some(&meta),
+            http: Some(&traced),
+        };
+        both.watch(&[Case { begun, later_version: None, handler: true, outcome: Outcome::Error(-32602) }]);
+        let [theirs, ours] = both.spans();
+        assert_eq!((theirs.len(), ours.len()), (1, 1));
+        assert_eq!(theirs, ours);
+        let ours = &ours[0];
+        assert_eq!((ours.attributes.len(), ours.dropped_attributes_count), (5, 8));
+        assert_eq!((ours.events.len(), ours.dropped_events_count), (0, 1));
+        assert_eq!((ours.links.len(), ours.dropped_links_count), (1, 1));
+        assert!(ours.links[0].attributes.is_empty());
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 }

@@ -1,5 +1,6 @@
-//! The span exporter of [`Telemetry::from_env`](super::Telemetry::from_env): OTLP over HTTP
-//! (`http/protobuf`), the protobuf written straight from the SDK's span data.
+//! The span processor and exporter of [`Telemetry::from_env`](super::Telemetry::from_env): OTLP
+//! over HTTP (`http/protobuf`), the protobuf written straight from the SDK's span data, when each
+//! span ends.
 //!
 //! opentelemetry-otlp's span exporter copies every span into opentelemetry-proto's owned structs,
 //! encodes those with prost and frees them again: about 17,000 instructions a span, on a thread
@@ -7,15 +8,20 @@
 //! 1.x `ExportTraceServiceRequest`) from the spans as they are. Its tests decode what it writes
 //! with opentelemetry-proto and compare it with opentelemetry-proto's own conversion of the same
 //! spans. Metrics are still exported by opentelemetry-otlp.
+//!
+//! Its log lines (a failed export, dropped spans) have this module's target, which
+//! [`Telemetry::layer`](super::Telemetry::layer) does not export.
 
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
+use opentelemetry::trace::{Event, Link, SpanContext, SpanId, SpanKind, Status};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use opentelemetry_sdk::trace::{SpanData, SpanProcessor};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 /// Where a signal (spans; for metrics, see [`Signal`]) goes and how: the OTLP exporter's
@@ -147,69 +153,430 @@ impl Config {
     }
 }
 
+/// The target of this module's log lines, which the telemetry's `tracing` layer leaves out.
+pub(crate) const LOG_TARGET: &str = module_path!();
+
 /// How much of a collector's answer is read (and dropped): an `ExportTraceServiceResponse` is a
 /// few bytes, or an error message.
 const MAX_ANSWER_BYTES: u64 = 64 * 1024;
 
-/// Sends batches of spans by OTLP over HTTP (see the module's documentation).
-pub(crate) struct OtlpSpanExporter {
-    config: Config,
-    /// `None` once shut down.
-    client: Mutex<Option<reqwest::blocking::Client>>,
-    /// The `Resource` message (its attributes), written once.
-    resource: Vec<u8>,
-    resource_schema: String,
-    /// The size of the last request, to size the next one's buffer.
-    last_size: std::sync::atomic::AtomicUsize,
+/// A thread's buffer for the span it writes, kept between spans up to this size.
+const KEPT_SPAN_BUFFER: usize = 64 * 1024;
+
+/// How spans are batched: the SDK's batch span processor's variables, read as it reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Batching {
+    /// `OTEL_BSP_MAX_QUEUE_SIZE` (2,048): spans waiting to be sent, at most; further ones are
+    /// dropped.
+    pub max_queue: usize,
+    /// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (512, at most `max_queue`): spans sent in one request, at
+    /// most. A batch is sent as soon as it is full.
+    pub max_batch: usize,
+    /// `OTEL_BSP_SCHEDULE_DELAY` (5,000 ms): a batch that is not full is sent this long after the
+    /// last send, at the latest.
+    pub delay: Duration,
 }
 
-impl std::fmt::Debug for OtlpSpanExporter {
+impl Batching {
+    /// The batching this process's environment asks for.
+    pub fn from_env() -> Result<Batching, String> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// The batching the variables `var` gives describe. Unlike the SDK, which ignores a value it
+    /// cannot read, a value that is not a number (or is 0, for a size) is an error naming it.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Batching, String> {
+        use opentelemetry_sdk::trace::{
+            OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE_DEFAULT, OTEL_BSP_MAX_QUEUE_SIZE,
+            OTEL_BSP_MAX_QUEUE_SIZE_DEFAULT, OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_SCHEDULE_DELAY_DEFAULT,
+        };
+        let number = |name: &str, least: u64| -> Result<Option<u64>, String> {
+            let Some(value) = var(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) else {
+                return Ok(None);
+            };
+            match value.parse::<u64>() {
+                Ok(n) if n >= least => Ok(Some(n)),
+                _ if least == 0 => Err(format!("{name}={value}: not a number of milliseconds")),
+                _ => Err(format!("{name}={value}: not a number of spans (1 or more)")),
+            }
+        };
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let max_queue = number(OTEL_BSP_MAX_QUEUE_SIZE, 1)?.map_or(OTEL_BSP_MAX_QUEUE_SIZE_DEFAULT, size);
+        let max_batch =
+            number(OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 1)?.map_or(OTEL_BSP_MAX_EXPORT_BATCH_SIZE_DEFAULT, size);
+        let delay = number(OTEL_BSP_SCHEDULE_DELAY, 0)?
+            .map_or(OTEL_BSP_SCHEDULE_DELAY_DEFAULT, Duration::from_millis);
+        Ok(Batching { max_queue, max_batch: max_batch.min(max_queue), delay })
+    }
+}
+
+/// The span processor of [`Telemetry::from_env`](super::Telemetry::from_env): it writes each
+/// span's protobuf when the span ends, on the thread that ends it, queues it in a batch, and a
+/// thread of its own sends the batches by OTLP over HTTP.
+///
+/// The SDK's batch processor would hand each span's data to its thread through a channel, and
+/// that thread would write and free it. Written where it ends, a span is freed by the thread that
+/// made it (the allocator's fast path, where frees on another thread take its slow one), and its
+/// data is not moved through a channel: bench/middleware.md has the measures. What the batch
+/// processor promises is kept: the `OTEL_BSP_*` variables ([`Batching`]), a queue of bounded
+/// size whose overflow is dropped and logged, [`force_flush`](SpanProcessor::force_flush), and a
+/// shutdown that sends what is left.
+pub(crate) struct OtlpSpanProcessor {
+    shared: Arc<Shared>,
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+struct Shared {
+    sender: Sender,
+    batching: Batching,
+    queue: Mutex<Queue>,
+    /// The sending thread waits on it for a full batch, a flush or the shutdown.
+    wake: Condvar,
+}
+
+/// What the threads ending spans and the sending thread share.
+#[derive(Default)]
+struct Queue {
+    /// Full batches first; the last one fills.
+    batches: VecDeque<Batch>,
+    /// The spans in all of them.
+    spans: usize,
+    /// Spans dropped as the queue was full, since the last report of it.
+    dropped: u64,
+    /// Callers of `force_flush`, each told when what was queued before has been sent.
+    flushes: Vec<mpsc::Sender<Result<(), String>>>,
+    /// The caller of `shutdown`, told when the rest has been sent.
+    stop: Option<mpsc::Sender<Result<(), String>>>,
+    /// Shut down (or being): spans ending now are not sent.
+    stopped: bool,
+}
+
+/// Spans of one request to the collector, written as protobuf.
+#[derive(Default)]
+struct Batch {
+    spans: usize,
+    /// Each instrumentation scope met (in the order met), and its spans: `ScopeSpans.spans`
+    /// fields, one after the other.
+    scopes: Vec<(InstrumentationScope, Vec<u8>)>,
+}
+
+impl Batch {
+    /// Adds a span written by [`write_span`].
+    fn push(&mut self, scope: &InstrumentationScope, span: &[u8]) {
+        // Almost always one scope (mcp-tools', which the handlers' spans share).
+        let spans = match self.scopes.iter().position(|(seen, _)| seen == scope) {
+            Some(index) => &mut self.scopes[index].1,
+            None => {
+                self.scopes.push((scope.clone(), Vec::new()));
+                &mut self.scopes.last_mut().expect("just pushed").1
+            }
+        };
+        spans.extend_from_slice(span);
+        self.spans += 1;
+    }
+}
+
+/// A span as a `ScopeSpans.spans` field.
+#[cfg(test)]
+fn write_span(out: &mut Vec<u8>, span: &SpanData) {
+    span_message(out, |out| encode_span(out, span));
+}
+
+/// Where spans that do not go through the SDK (`otel.rs`'s request spans) join the processor's
+/// batches. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct SpanQueue(Arc<Shared>);
+
+impl SpanQueue {
+    /// Queues a span of this scope: `span` writes a `Span` message's fields ([`write_record`]).
+    pub fn push(&self, scope: &InstrumentationScope, span: impl FnOnce(&mut Vec<u8>)) {
+        self.0.write_and_queue(scope, span);
+    }
+}
+
+impl OtlpSpanProcessor {
+    pub fn new(config: Config, batching: Batching) -> Result<OtlpSpanProcessor, String> {
+        let shared = Arc::new(Shared {
+            sender: Sender::new(config)?,
+            batching,
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+        });
+        let worker = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("mcp-tools-otlp-spans".to_owned())
+                .spawn(move || shared.send_batches())
+                .map_err(|e| format!("cannot start the OTLP span exporter's thread: {e}"))?
+        };
+        Ok(OtlpSpanProcessor { shared, worker: Mutex::new(Some(worker)) })
+    }
+
+    /// A handle to queue spans of one's own writing, with the SDK's.
+    pub fn queue(&self) -> SpanQueue {
+        SpanQueue(self.shared.clone())
+    }
+}
+
+impl std::fmt::Debug for OtlpSpanProcessor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Not the headers: they often carry a token.
-        f.debug_struct("OtlpSpanExporter")
-            .field("endpoint", &self.config.endpoint.as_str())
+        f.debug_struct("OtlpSpanProcessor")
+            .field("endpoint", &self.shared.sender.config.endpoint.as_str())
+            .field("batching", &self.shared.batching)
             .finish_non_exhaustive()
     }
 }
 
-impl OtlpSpanExporter {
-    pub fn new(config: Config) -> Result<OtlpSpanExporter, String> {
+impl SpanProcessor for OtlpSpanProcessor {
+    fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        // A span recorded but not sampled is not exported.
+        if !span.span_context.is_sampled() {
+            return;
+        }
+        self.shared.write_and_queue(&span.instrumentation_scope, |out| encode_span(out, &span));
+    }
+
+    /// Sends everything queued, and waits until it is sent.
+    fn force_flush(&self) -> OTelSdkResult {
+        let (told, answer) = mpsc::channel();
+        {
+            // Under the lock that shutting down takes: a flush asked for before the shutdown
+            // is answered by the thread before it stops.
+            let mut queue = self.shared.lock();
+            if queue.stopped {
+                return Err(OTelSdkError::AlreadyShutdown);
+            }
+            queue.flushes.push(told);
+        }
+        self.shared.wake.notify_one();
+        match answer.recv() {
+            Ok(result) => result.map_err(OTelSdkError::InternalFailure),
+            Err(_) => {
+                Err(OTelSdkError::InternalFailure("the OTLP span exporter's thread has stopped".into()))
+            }
+        }
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        let (told, answer) = mpsc::channel();
+        {
+            let mut queue = self.shared.lock();
+            if queue.stopped {
+                return Err(OTelSdkError::AlreadyShutdown);
+            }
+            queue.stopped = true;
+            queue.stop = Some(told);
+        }
+        self.shared.wake.notify_one();
+        let result = match answer.recv_timeout(timeout) {
+            Ok(result) => result.map_err(OTelSdkError::InternalFailure),
+            Err(mpsc::RecvTimeoutError::Timeout) => return Err(OTelSdkError::Timeout(timeout)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(OTelSdkError::InternalFailure("the OTLP span exporter's thread has stopped".into()))
+            }
+        };
+        if let Some(worker) = self.worker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = worker.join();
+        }
+        result
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        let mut written = Vec::new();
+        for (key, value) in resource.iter() {
+            message(&mut written, 1, |out| key_value(out, key.as_str(), value));
+        }
+        let schema = resource.schema_url().unwrap_or_default().to_owned();
+        *self.shared.sender.resource.lock().unwrap_or_else(|e| e.into_inner()) = (written, schema);
+    }
+}
+
+impl Drop for OtlpSpanProcessor {
+    /// Without a shutdown (the SDK shuts its processors down when dropped), the thread still
+    /// sends what is queued, then stops; nobody waits for it.
+    fn drop(&mut self) {
+        let mut queue = self.shared.lock();
+        if !queue.stopped {
+            queue.stopped = true;
+            queue.stop = Some(mpsc::channel().0);
+            drop(queue);
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes a span (`span` writes a `Span` message's fields) in a buffer of the thread's, and
+    /// queues it: the queue's lock is not held while it is written.
+    fn write_and_queue(&self, scope: &InstrumentationScope, span: impl FnOnce(&mut Vec<u8>)) {
+        thread_local! {
+            static WRITTEN: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        WRITTEN.with_borrow_mut(|written| {
+            written.clear();
+            span_message(written, span);
+            self.queue(scope, written);
+            if written.capacity() > KEPT_SPAN_BUFFER {
+                *written = Vec::new();
+            }
+        });
+    }
+
+    /// Queues a span written by [`write_span`], unless the queue is full or shut down.
+    fn queue(&self, scope: &InstrumentationScope, span: &[u8]) {
+        let mut queue = self.lock();
+        if queue.stopped {
+            return;
+        }
+        if queue.spans >= self.batching.max_queue {
+            queue.dropped += 1;
+            let first = queue.dropped == 1;
+            drop(queue);
+            if first {
+                tracing::warn!(
+                    "OTLP span export: the queue of {} spans is full; spans are dropped until it is sent \
+                     (OTEL_BSP_MAX_QUEUE_SIZE)",
+                    self.batching.max_queue
+                );
+            }
+            return;
+        }
+        let max_batch = self.batching.max_batch;
+        if queue.batches.back().is_none_or(|batch| batch.spans >= max_batch) {
+            queue.batches.push_back(Batch::default());
+        }
+        let batch = queue.batches.back_mut().expect("one is there");
+        batch.push(scope, span);
+        let full = batch.spans >= max_batch;
+        queue.spans += 1;
+        drop(queue);
+        if full {
+            self.wake.notify_one();
+        }
+    }
+
+    /// The sending thread: sends full batches as they fill, the rest after the delay, all of
+    /// them on a flush and at shutdown.
+    fn send_batches(&self) {
+        // A delay of 0 sends at once, in effect: the thread looks every millisecond.
+        let delay = self.batching.delay.max(Duration::from_millis(1));
+        let mut due = Instant::now() + delay;
+        let mut failing = false;
+        loop {
+            let mut queue = self.lock();
+            let timed_out = loop {
+                let full = queue.batches.front().is_some_and(|b| b.spans >= self.batching.max_batch);
+                if full || !queue.flushes.is_empty() || queue.stop.is_some() {
+                    break false;
+                }
+                let now = Instant::now();
+                if now >= due {
+                    break true;
+                }
+                queue = self.wake.wait_timeout(queue, due - now).unwrap_or_else(|e| e.into_inner()).0;
+            };
+            let all = timed_out || !queue.flushes.is_empty() || queue.stop.is_some();
+            let mut batches = Vec::new();
+            while let Some(batch) = queue.batches.pop_front() {
+                if !all && batch.spans < self.batching.max_batch {
+                    queue.batches.push_front(batch);
+                    break;
+                }
+                queue.spans -= batch.spans;
+                batches.push(batch);
+            }
+            let flushes = std::mem::take(&mut queue.flushes);
+            let stop = queue.stop.take();
+            let dropped = std::mem::take(&mut queue.dropped);
+            drop(queue);
+            if dropped > 0 {
+                tracing::warn!("OTLP span export: {dropped} spans were dropped, the queue being full");
+            }
+            let mut result = Ok(());
+            for batch in &batches {
+                let sent = self.sender.send(batch);
+                match (&sent, failing) {
+                    (Err(e), false) => {
+                        tracing::warn!("{e} (further failures are not logged until one succeeds)")
+                    }
+                    (Ok(()), true) => tracing::info!("OTLP span export works again"),
+                    _ => {}
+                }
+                failing = sent.is_err();
+                result = result.and(sent);
+            }
+            drop(batches);
+            if timed_out {
+                due = Instant::now() + delay;
+            }
+            for flush in flushes {
+                let _ = flush.send(result.clone());
+            }
+            if let Some(stop) = stop {
+                self.sender.client.lock().unwrap_or_else(|e| e.into_inner()).take();
+                let _ = stop.send(result);
+                return;
+            }
+        }
+    }
+}
+
+/// Sends batches by OTLP over HTTP (see the module's documentation).
+struct Sender {
+    config: Config,
+    /// `None` once shut down.
+    client: Mutex<Option<reqwest::blocking::Client>>,
+    /// The `Resource` message (its attributes), written once, and its schema.
+    resource: Mutex<(Vec<u8>, String)>,
+    /// The size of the last request, to size the next one's buffer.
+    last_size: std::sync::atomic::AtomicUsize,
+}
+
+impl Sender {
+    fn new(config: Config) -> Result<Sender, String> {
         let client = blocking_client(config.timeout, config.endpoint.scheme() == "http")?;
-        Ok(OtlpSpanExporter {
+        Ok(Sender {
             config,
             client: Mutex::new(Some(client)),
-            resource: Vec::new(),
-            resource_schema: String::new(),
+            resource: Mutex::new((Vec::new(), String::new())),
             last_size: Default::default(),
         })
     }
 
-    fn send(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let client = self.client.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let client = client.ok_or(OTelSdkError::AlreadyShutdown)?;
+    /// The request for a batch.
+    fn request(&self, batch: &Batch) -> Vec<u8> {
         let size = self.last_size.load(std::sync::atomic::Ordering::Relaxed).max(1024);
         let mut body = Vec::with_capacity(size + size / 8);
-        encode_request(&self.resource, &self.resource_schema, &batch, &mut body);
-        drop(batch);
+        let resource = self.resource.lock().unwrap_or_else(|e| e.into_inner());
+        encode_request(&resource.0, &resource.1, batch, &mut body);
         self.last_size.store(body.len(), std::sync::atomic::Ordering::Relaxed);
+        body
+    }
+
+    fn send(&self, batch: &Batch) -> Result<(), String> {
+        let client = self.client.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let client = client.ok_or("OTLP span export: shut down")?;
         let url = &self.config.endpoint;
         let response = client
             .post(url.clone())
             .headers(self.config.headers.clone())
             .header(CONTENT_TYPE, "application/x-protobuf")
-            .body(body)
+            .body(self.request(batch))
             .send()
-            .map_err(|e| {
-                OTelSdkError::InternalFailure(format!("OTLP export: {}", crate::fetch_error::describe(&e)))
-            })?;
+            .map_err(|e| format!("OTLP span export: {}", crate::fetch_error::describe(&e)))?;
         let status = response.status();
         // Read to the end (so that the connection is kept for the next batch), but no more than
         // an answer of OTLP needs: a collector's answer is not kept, and cannot fill the memory.
         let _ = std::io::copy(&mut std::io::Read::take(response, MAX_ANSWER_BYTES), &mut std::io::sink());
         if !status.is_success() {
-            return Err(OTelSdkError::InternalFailure(format!(
-                "OTLP export to {url}: the collector answered {status}"
-            )));
+            return Err(format!("OTLP span export to {url}: the collector answered {status}"));
         }
         Ok(())
     }
@@ -232,29 +599,6 @@ pub(crate) fn blocking_client(timeout: Duration, plain: bool) -> Result<reqwest:
     .join()
     .map_err(|_| "making the OTLP HTTP client panicked".to_owned())?
     .map_err(|e| format!("cannot make the OTLP HTTP client: {e}"))
-}
-
-impl SpanExporter for OtlpSpanExporter {
-    fn export(&self, batch: Vec<SpanData>) -> impl std::future::Future<Output = OTelSdkResult> + Send {
-        // The SDK's batch processor calls this on its own thread and waits for it: sending
-        // with the blocking client is what opentelemetry-otlp does there too.
-        std::future::ready(self.send(batch))
-    }
-
-    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
-        match self.client.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(_) => Ok(()),
-            None => Err(OTelSdkError::AlreadyShutdown),
-        }
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.resource.clear();
-        for (key, value) in resource.iter() {
-            message(&mut self.resource, 1, |out| key_value(out, key.as_str(), value));
-        }
-        self.resource_schema = resource.schema_url().unwrap_or_default().to_owned();
-    }
 }
 
 // The protobuf wire format, and OTLP's messages in it
@@ -308,6 +652,11 @@ fn fixed32(out: &mut Vec<u8>, field: u32, value: u32) {
     }
 }
 
+/// How many bytes a varint of this value takes.
+fn varint_length(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// A message field: `body` writes the message, whose length is then put before it.
 fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
     tag(out, field, 2);
@@ -330,6 +679,25 @@ fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
     }
 }
 
+/// A span as a `ScopeSpans.spans` field (2), as [`message`] writes it, but with two bytes kept
+/// for its length: a span takes 128 to 16,383 bytes but for the smallest, and is then not moved.
+fn span_message(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
+    tag(out, 2, 2);
+    let at = out.len();
+    out.extend_from_slice(&[0, 0]);
+    body(out);
+    let length = out.len() - at - 2;
+    if (0x80..0x4000).contains(&length) {
+        out[at] = length as u8 | 0x80;
+        out[at + 1] = (length >> 7) as u8;
+    } else {
+        // One byte, or more than two: the span moves to fit.
+        let mut prefix = Vec::with_capacity(3);
+        varint(&mut prefix, length as u64);
+        out.splice(at..at + 2, prefix);
+    }
+}
+
 fn nanos(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
@@ -342,37 +710,18 @@ fn span_flags(trace_flags: u8, remote: bool) -> u32 {
 }
 
 /// An `ExportTraceServiceRequest` of one `ResourceSpans`, a `ScopeSpans` per instrumentation
-/// scope (in the order they first come), the spans in the batch's order.
-fn encode_request(resource: &[u8], resource_schema: &str, batch: &[SpanData], out: &mut Vec<u8>) {
-    // Almost always one scope (mcp-tools'): each span's scope is found among the few seen.
-    let mut scopes: Vec<&InstrumentationScope> = Vec::new();
-    let mut scope_of = Vec::with_capacity(batch.len());
-    let mut last = 0;
-    for span in batch {
-        let scope = &span.instrumentation_scope;
-        if scopes.get(last).is_none_or(|seen| *seen != scope) {
-            last = match scopes.iter().position(|seen| *seen == scope) {
-                Some(index) => index,
-                None => {
-                    scopes.push(scope);
-                    scopes.len() - 1
-                }
-            };
-        }
-        scope_of.push(last);
-    }
+/// scope (in the order they first came), the spans in the order they ended.
+fn encode_request(resource: &[u8], resource_schema: &str, batch: &Batch, out: &mut Vec<u8>) {
     message(out, 1, |out| {
         message(out, 1, |out| out.extend_from_slice(resource));
-        for (index, scope) in scopes.iter().enumerate() {
+        for (scope, spans) in &batch.scopes {
             message(out, 2, |out| {
                 message(out, 1, |out| {
                     string(out, 1, scope.name());
                     string(out, 2, scope.version().unwrap_or_default());
                     attributes(out, 3, scope.attributes());
                 });
-                for (span, _) in batch.iter().zip(&scope_of).filter(|(_, of)| **of == index) {
-                    message(out, 2, |out| encode_span(out, span));
-                }
+                out.extend_from_slice(spans);
                 string(out, 3, scope.schema_url().unwrap_or_default());
             });
         }
@@ -380,14 +729,54 @@ fn encode_request(resource: &[u8], resource_schema: &str, batch: &[SpanData], ou
     });
 }
 
+/// A span to write: the SDK's span data, or a request's span the telemetry recorded itself
+/// (`otel.rs`), whose attributes are written by the caller of [`write_record`].
+pub(crate) struct Record<'a> {
+    pub context: &'a SpanContext,
+    /// `SpanId::INVALID` for a root span.
+    pub parent: SpanId,
+    pub parent_is_remote: bool,
+    pub name: &'a str,
+    pub kind: &'a SpanKind,
+    pub start: SystemTime,
+    pub end: SystemTime,
+    pub dropped_attributes: u32,
+    pub events: &'a [Event],
+    pub dropped_events: u32,
+    pub links: &'a [Link],
+    pub dropped_links: u32,
+    pub status: &'a Status,
+}
+
 fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
-    let context = &span.span_context;
+    let record = Record {
+        context: &span.span_context,
+        parent: span.parent_span_id,
+        parent_is_remote: span.parent_span_is_remote,
+        name: &span.name,
+        kind: &span.span_kind,
+        start: span.start_time,
+        end: span.end_time,
+        dropped_attributes: span.dropped_attributes_count,
+        events: &span.events.events,
+        dropped_events: span.events.dropped_count,
+        links: &span.links.links,
+        dropped_links: span.links.dropped_count,
+        status: &span.status,
+    };
+    write_record(out, &record, |out| attributes(out, 9, &span.attributes));
+}
+
+/// A `Span` message's fields, its attributes (each a field 9: [`attribute`],
+/// [`attribute_text`]) written by `attributes`.
+pub(crate) fn write_record(out: &mut Vec<u8>, span: &Record<'_>, attributes_of: impl FnOnce(&mut Vec<u8>)) {
+    let context = span.context;
     ids_and_state(out, context);
-    if span.parent_span_id != SpanId::INVALID {
-        bytes(out, 4, &span.parent_span_id.to_bytes());
+    if span.parent != SpanId::INVALID {
+        bytes(out, 4, &span.parent.to_bytes());
     }
-    string(out, 5, &span.name);
-    let kind = match span.span_kind {
+    string(out, 5, span.name);
+    let kind = match span.kind {
         SpanKind::Internal => 1,
         SpanKind::Server => 2,
         SpanKind::Client => 3,
@@ -395,11 +784,11 @@ fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
         SpanKind::Consumer => 5,
     };
     uint(out, 6, kind);
-    fixed64(out, 7, nanos(span.start_time));
-    fixed64(out, 8, nanos(span.end_time));
-    attributes(out, 9, &span.attributes);
-    uint(out, 10, span.dropped_attributes_count.into());
-    for event in &span.events.events {
+    fixed64(out, 7, nanos(span.start));
+    fixed64(out, 8, nanos(span.end));
+    attributes_of(out);
+    uint(out, 10, span.dropped_attributes.into());
+    for event in span.events {
         message(out, 11, |out| {
             fixed64(out, 1, nanos(event.timestamp));
             string(out, 2, &event.name);
@@ -407,8 +796,8 @@ fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
             uint(out, 4, event.dropped_attributes_count.into());
         });
     }
-    uint(out, 12, span.events.dropped_count.into());
-    for link in &span.links.links {
+    uint(out, 12, span.dropped_events.into());
+    for link in span.links {
         message(out, 13, |out| {
             ids_and_state(out, &link.span_context);
             attributes(out, 4, &link.attributes);
@@ -420,9 +809,9 @@ fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
             );
         });
     }
-    uint(out, 14, span.links.dropped_count.into());
+    uint(out, 14, span.dropped_links.into());
     message(out, 15, |out| {
-        let code = match &span.status {
+        let code = match span.status {
             Status::Unset => 0,
             Status::Ok => 1,
             Status::Error { description } => {
@@ -432,7 +821,27 @@ fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
         };
         uint(out, 3, code);
     });
-    fixed32(out, 16, span_flags(context.trace_flags().to_u8(), span.parent_span_is_remote));
+    fixed32(out, 16, span_flags(context.trace_flags().to_u8(), span.parent_is_remote));
+}
+
+/// A span's attribute (field 9 of a `Span`).
+pub(crate) fn attribute(out: &mut Vec<u8>, key: &str, value: &Value) {
+    message(out, 9, |out| key_value(out, key, value));
+}
+
+/// A span's attribute of a string value (field 9 of a `Span`), as [`attribute`] writes it. Its
+/// lengths are known in advance: they are written first, and nothing is moved.
+pub(crate) fn attribute_text(out: &mut Vec<u8>, key: &str, value: &str) {
+    let field = |length: usize| 1 + varint_length(length as u64) + length;
+    let any_value = field(value.len());
+    let key_value = if key.is_empty() { 0 } else { field(key.len()) } + field(any_value);
+    out.reserve(field(key_value));
+    tag(out, 9, 2);
+    varint(out, key_value as u64);
+    string(out, 1, key);
+    tag(out, 2, 2);
+    varint(out, any_value as u64);
+    bytes(out, 1, value.as_bytes());
 }
 
 /// `trace_id` (1), `span_id` (2) and `trace_state` (3): the same fields in a span and a link.
@@ -484,6 +893,62 @@ fn any_value(out: &mut Vec<u8>, value: &Value) {
         // A kind of value added to the API later: as its text.
         other => bytes(out, 1, other.to_string().as_bytes()),
     }
+}
+
+/// A collector: answers every request with `status` and hands each one (its first line, its
+/// headers in lower case, its body) to the test.
+#[cfg(test)]
+pub(crate) fn collector(status: u16) -> (String, std::sync::mpsc::Receiver<(String, String, Vec<u8>)>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let (sender, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let sender = sender.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut writer = stream;
+                loop {
+                    let mut head = String::new();
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        head.push_str(&line.to_ascii_lowercase());
+                    }
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |n| n.trim().parse().unwrap());
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    let first = head.lines().next().unwrap_or_default().to_owned();
+                    let _ = sender.send((first, head, body));
+                    let answer = format!(
+                        "HTTP/1.1 {status} X\r\nlocation: http://{address}/elsewhere\r\ncontent-length: 0\r\n\r\n"
+                    );
+                    writer.write_all(answer.as_bytes()).unwrap();
+                }
+            });
+        }
+    });
+    (format!("http://{address}/v1/traces"), received)
+}
+
+#[cfg(test)]
+pub(crate) fn config(endpoint: &str) -> Config {
+    Config::from_vars(|name| match name {
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" => Some(endpoint.to_owned()),
+        "OTEL_EXPORTER_OTLP_HEADERS" => Some("authorization=Bearer%20s3cret".to_owned()),
+        _ => None,
+    })
+    .unwrap()
 }
 
 #[cfg(test)]
@@ -556,16 +1021,18 @@ mod tests {
         resource: &Resource,
         batch: Vec<SpanData>,
     ) -> (ExportTraceServiceRequest, ExportTraceServiceRequest) {
-        let mut exporter = OtlpSpanExporter {
-            config: Config::from_vars(|_| None).unwrap(),
-            client: Mutex::new(None),
-            resource: Vec::new(),
-            resource_schema: String::new(),
-            last_size: Default::default(),
-        };
-        exporter.set_resource(resource);
+        let mut written = Vec::new();
+        for (key, value) in resource.iter() {
+            message(&mut written, 1, |out| key_value(out, key.as_str(), value));
+        }
+        let mut queued = Batch::default();
+        for span in &batch {
+            let mut one = Vec::new();
+            write_span(&mut one, span);
+            queued.push(&span.instrumentation_scope, &one);
+        }
         let mut ours = Vec::new();
-        encode_request(&exporter.resource, &exporter.resource_schema, &batch, &mut ours);
+        encode_request(&written, resource.schema_url().unwrap_or_default(), &queued, &mut ours);
         let ours = ExportTraceServiceRequest::decode(ours.as_slice()).expect("the protobuf reads back");
         let resource_spans =
             group_spans_by_resource_and_scope(batch, &ResourceAttributesWithSchema::from(resource));
@@ -640,6 +1107,31 @@ mod tests {
         let (ours_decoded, theirs) = both(&Resource::builder_empty().build(), vec![]);
         assert_eq!(ours_decoded, theirs);
         assert!(ours_decoded.resource_spans[0].scope_spans.is_empty());
+    }
+
+    #[test]
+    fn attributes_written_from_their_parts_are_the_same_bytes() {
+        for key in ["", "k", "gen_ai.tool.name", &"k".repeat(200)] {
+            for value in ["", "get_weather", &"v".repeat(130), &"v".repeat(20_000)] {
+                let (mut general, mut text) = (Vec::new(), Vec::new());
+                attribute(&mut general, key, &Value::from(value.to_owned()));
+                attribute_text(&mut text, key, value);
+                assert_eq!(general, text, "{} {}", key.len(), value.len());
+            }
+        }
+        for value in [0, 1, 127, 128, 16_383, 16_384, u64::MAX] {
+            let mut out = Vec::new();
+            varint(&mut out, value);
+            assert_eq!(varint_length(value), out.len(), "{value}");
+        }
+        // A span's length in one, two and three bytes.
+        for size in [10, 127, 128, 16_383 - 3, 16_383, 16_384, 20_000] {
+            let (mut general, mut kept) = (Vec::new(), Vec::new());
+            let body = |out: &mut Vec<u8>| out.extend(std::iter::repeat_n(7, size));
+            message(&mut general, 2, body);
+            span_message(&mut kept, body);
+            assert_eq!(general, kept, "{size}");
+        }
     }
 
     #[test]
@@ -718,76 +1210,43 @@ mod tests {
         assert!(error(&[("OTEL_EXPORTER_OTLP_HEADERS", "bad name=1")]).contains("`bad name` is not a valid"));
     }
 
-    /// A collector: answers every request with `status` and hands each one (its first line, its
-    /// headers in lower case, its body) to the test.
-    fn collector(status: u16) -> (String, std::sync::mpsc::Receiver<(String, String, Vec<u8>)>) {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
-        let (sender, received) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                let sender = sender.clone();
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut writer = stream;
-                    loop {
-                        let mut head = String::new();
-                        loop {
-                            let mut line = String::new();
-                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                                return;
-                            }
-                            if line == "\r\n" {
-                                break;
-                            }
-                            head.push_str(&line.to_ascii_lowercase());
-                        }
-                        let length = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .map_or(0, |n| n.trim().parse().unwrap());
-                        let mut body = vec![0; length];
-                        reader.read_exact(&mut body).unwrap();
-                        let first = head.lines().next().unwrap_or_default().to_owned();
-                        let _ = sender.send((first, head, body));
-                        let answer = format!(
-                            "HTTP/1.1 {status} X\r\nlocation: http://{address}/elsewhere\r\ncontent-length: 0\r\n\r\n"
-                        );
-                        writer.write_all(answer.as_bytes()).unwrap();
-                    }
-                });
-            }
-        });
-        (format!("http://{address}/v1/traces"), received)
+    /// A tracer provider exporting to `endpoint` through the processor.
+    fn provider(endpoint: &str, batching: Batching) -> opentelemetry_sdk::trace::SdkTracerProvider {
+        let processor = OtlpSpanProcessor::new(config(endpoint), batching).unwrap();
+        opentelemetry_sdk::trace::SdkTracerProvider::builder()
+            .with_resource(Resource::builder_empty().with_service_name("weather").build())
+            .with_span_processor(processor)
+            .build()
     }
+
+    /// Ends spans of these names.
+    fn end_spans(provider: &opentelemetry_sdk::trace::SdkTracerProvider, names: &[&'static str]) {
+        use opentelemetry::trace::{Span as _, Tracer as _, TracerProvider as _};
+        let tracer = provider.tracer("mcp-tools");
+        for name in names {
+            let mut span = tracer.start(*name);
+            span.set_attribute(KeyValue::new("n", 1));
+            span.end();
+        }
+    }
+
+    /// The names of the spans a request to the collector carried.
+    fn names(body: &[u8]) -> Vec<String> {
+        let request = ExportTraceServiceRequest::decode(body).unwrap();
+        let spans = request.resource_spans.iter().flat_map(|r| &r.scope_spans).flat_map(|s| &s.spans);
+        spans.map(|span| span.name.clone()).collect()
+    }
+
+    const WAIT: Duration = Duration::from_secs(10);
 
     #[test]
     fn the_sdk_exports_through_it_to_a_collector() {
         let (endpoint, received) = collector(200);
-        let config = |endpoint: &str| {
-            Config::from_vars(|name| match name {
-                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" => Some(endpoint.to_owned()),
-                "OTEL_EXPORTER_OTLP_HEADERS" => Some("authorization=Bearer%20s3cret".to_owned()),
-                _ => None,
-            })
-            .unwrap()
-        };
-        let exporter = OtlpSpanExporter::new(config(&endpoint)).unwrap();
-        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
-            .with_resource(Resource::builder_empty().with_service_name("weather").build())
-            .with_batch_exporter(exporter)
-            .build();
-        use opentelemetry::trace::{Span as _, Tracer as _, TracerProvider as _};
-        let tracer = provider.tracer("mcp-tools");
-        for name in ["first", "second"] {
-            let mut span = tracer.start(name);
-            span.set_attribute(KeyValue::new("n", 1));
-            span.end();
-        }
+        let batching = Batching::from_vars(|_| None).unwrap();
+        let provider = provider(&endpoint, batching);
+        end_spans(&provider, &["first", "second"]);
         provider.force_flush().unwrap();
-        let (first, head, body) = received.recv_timeout(Duration::from_secs(10)).unwrap();
+        let (first, head, body) = received.recv_timeout(WAIT).unwrap();
         assert_eq!(first, "post /v1/traces http/1.1");
         assert!(head.contains("content-type: application/x-protobuf"), "{head}");
         assert!(head.contains("authorization: bearer s3cret"), "{head}");
@@ -795,27 +1254,146 @@ mod tests {
         let resource = &request.resource_spans[0];
         let service = &resource.resource.as_ref().unwrap().attributes;
         assert!(service.iter().any(|kv| kv.key == "service.name"), "the resource is sent: {service:?}");
-        let spans = &resource.scope_spans[0].spans;
-        assert_eq!(spans.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+        assert_eq!(names(&body), ["first", "second"]);
+        // Nothing queued: a flush sends nothing.
+        provider.force_flush().unwrap();
+        assert!(received.recv_timeout(Duration::from_millis(200)).is_err());
+        // Shutting down sends what is left; after it nothing is queued or sent.
+        end_spans(&provider, &["third"]);
         provider.shutdown().unwrap();
+        assert_eq!(names(&received.recv_timeout(WAIT).unwrap().2), ["third"]);
+        end_spans(&provider, &["late"]);
+        assert!(received.recv_timeout(Duration::from_millis(200)).is_err());
+    }
 
-        // A collector that refuses, and none at all: the SDK is told, with the reason.
+    #[test]
+    fn spans_go_in_batches_of_the_configured_size_and_after_the_delay() {
+        let (endpoint, received) = collector(200);
+        // Full batches go at once, without a flush.
+        let batching = Batching { max_queue: 100, max_batch: 2, delay: Duration::from_secs(3600) };
+        let batched = provider(&endpoint, batching);
+        end_spans(&batched, &["a", "b", "c", "d", "e"]);
+        assert_eq!(names(&received.recv_timeout(WAIT).unwrap().2), ["a", "b"]);
+        assert_eq!(names(&received.recv_timeout(WAIT).unwrap().2), ["c", "d"]);
+        assert!(received.recv_timeout(Duration::from_millis(200)).is_err(), "e waits for its batch to fill");
+        batched.force_flush().unwrap();
+        assert_eq!(names(&received.recv_timeout(WAIT).unwrap().2), ["e"]);
+        batched.shutdown().unwrap();
+
+        // A batch that does not fill goes after the delay.
+        let batching = Batching { max_queue: 100, max_batch: 100, delay: Duration::from_millis(50) };
+        let provider = provider(&endpoint, batching);
+        end_spans(&provider, &["alone"]);
+        assert_eq!(names(&received.recv_timeout(WAIT).unwrap().2), ["alone"]);
+        provider.shutdown().unwrap();
+    }
+
+    #[test]
+    fn past_the_queue_spans_are_dropped() {
+        // The queue alone, without a thread to send it.
+        let shared = Shared {
+            sender: Sender::new(config("http://127.0.0.1:9/v1/traces")).unwrap(),
+            batching: Batching { max_queue: 3, max_batch: 2, delay: Duration::from_secs(3600) },
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+        };
+        let ours = InstrumentationScope::builder("mcp-tools").build();
+        let other = InstrumentationScope::builder("handler").build();
+        for scope in [&ours, &other, &ours, &ours, &other] {
+            let mut one = Vec::new();
+            write_span(&mut one, &span("ok", scope, vec![]));
+            shared.queue(scope, &one);
+        }
+        let queue = shared.lock();
+        assert_eq!((queue.spans, queue.dropped), (3, 2));
+        let batches: Vec<Vec<(&str, usize)>> = queue
+            .batches
+            .iter()
+            .map(|batch| batch.scopes.iter().map(|(scope, spans)| (scope.name(), spans.len())).collect())
+            .collect();
+        let size = {
+            let mut one = Vec::new();
+            write_span(&mut one, &span("ok", &ours, vec![]));
+            one.len()
+        };
+        assert_eq!(batches, [vec![("mcp-tools", size), ("handler", size)], vec![("mcp-tools", size)]]);
+    }
+
+    #[test]
+    fn unsampled_spans_are_not_sent_and_a_failed_send_is_reported() {
+        let (endpoint, received) = collector(503);
+        let processor =
+            OtlpSpanProcessor::new(config(&endpoint), Batching::from_vars(|_| None).unwrap()).unwrap();
+        let scope = InstrumentationScope::builder("mcp-tools").build();
+        let mut unsampled = span("ok", &scope, vec![]);
+        unsampled.span_context = SpanContext::new(
+            unsampled.span_context.trace_id(),
+            unsampled.span_context.span_id(),
+            TraceFlags::default(),
+            false,
+            TraceState::default(),
+        );
+        processor.on_end(unsampled);
+        processor.force_flush().unwrap();
+        assert!(received.recv_timeout(Duration::from_millis(200)).is_err(), "nothing to send");
+        processor.on_end(span("ok", &scope, vec![]));
+        let error = processor.force_flush().unwrap_err().to_string();
+        assert!(error.contains("the collector answered 503"), "{error}");
+        assert_eq!(names(&received.recv_timeout(WAIT).unwrap().2), ["ok"]);
+        processor.shutdown().unwrap();
+        assert!(matches!(processor.force_flush(), Err(OTelSdkError::AlreadyShutdown)));
+        assert!(matches!(processor.shutdown(), Err(OTelSdkError::AlreadyShutdown)));
+    }
+
+    #[test]
+    fn failures_to_send_are_reported_with_their_reason() {
+        let scope = InstrumentationScope::builder("s").build();
+        let batch = || {
+            let mut batch = Batch::default();
+            let mut one = Vec::new();
+            write_span(&mut one, &span("ok", &scope, vec![]));
+            batch.push(&scope, &one);
+            batch
+        };
         let (refusing, _requests) = collector(503);
-        let exporter = OtlpSpanExporter::new(config(&refusing)).unwrap();
-        let batch = || vec![span("ok", &InstrumentationScope::builder("s").build(), vec![])];
-        let error = exporter.send(batch()).unwrap_err().to_string();
+        let error = Sender::new(config(&refusing)).unwrap().send(&batch()).unwrap_err();
         assert!(error.contains("the collector answered 503"), "{error}");
         // A redirect is not followed (the spans and the headers stay with the configured origin).
         let (redirecting, requests) = collector(307);
-        let exporter = OtlpSpanExporter::new(config(&redirecting)).unwrap();
-        let error = exporter.send(batch()).unwrap_err().to_string();
+        let error = Sender::new(config(&redirecting)).unwrap().send(&batch()).unwrap_err();
         assert!(error.contains("the collector answered 307"), "{error}");
         assert_eq!(requests.try_iter().count(), 1, "one request, no second one after the redirect");
         let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let exporter = OtlpSpanExporter::new(config(&format!("http://{closed}/v1/traces"))).unwrap();
-        let error = exporter.send(batch()).unwrap_err().to_string();
+        let error =
+            Sender::new(config(&format!("http://{closed}/v1/traces"))).unwrap().send(&batch()).unwrap_err();
         assert!(error.contains("cannot connect to"), "{error}");
-        exporter.shutdown().unwrap();
-        assert!(matches!(exporter.send(batch()), Err(OTelSdkError::AlreadyShutdown)));
+    }
+
+    #[test]
+    fn the_batch_variables_are_read_as_the_sdk_reads_them() {
+        let batching = |vars: &[(&str, &str)]| {
+            Batching::from_vars(|name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+        };
+        let default = batching(&[]).unwrap();
+        assert_eq!(default, Batching { max_queue: 2048, max_batch: 512, delay: Duration::from_millis(5000) });
+        let set = batching(&[
+            ("OTEL_BSP_MAX_QUEUE_SIZE", "100"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", " 10 "),
+            ("OTEL_BSP_SCHEDULE_DELAY", "0"),
+        ])
+        .unwrap();
+        assert_eq!(set, Batching { max_queue: 100, max_batch: 10, delay: Duration::ZERO });
+        // A batch is never larger than the queue.
+        let clipped = batching(&[("OTEL_BSP_MAX_QUEUE_SIZE", "5"), ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "9")]);
+        assert_eq!(clipped.unwrap().max_batch, 5);
+        assert_eq!(
+            batching(&[("OTEL_BSP_MAX_QUEUE_SIZE", "0")]).unwrap_err(),
+            "OTEL_BSP_MAX_QUEUE_SIZE=0: not a number of spans (1 or more)"
+        );
+        assert_eq!(
+            batching(&[("OTEL_BSP_SCHEDULE_DELAY", "5s")]).unwrap_err(),
+            "OTEL_BSP_SCHEDULE_DELAY=5s: not a number of milliseconds"
+        );
+        assert!(batching(&[("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "-1")]).is_err());
     }
 }
