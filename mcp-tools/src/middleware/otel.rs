@@ -384,6 +384,9 @@ fn resource(service_name: &str, service_version: Option<&str>) -> Resource {
     resource.build()
 }
 
+/// The W3C `traceparent` header's name.
+static TRACEPARENT_HEADER: http::HeaderName = http::HeaderName::from_static("traceparent");
+
 /// The W3C trace context and baggage a client put in `params._meta` (SEP-414).
 #[derive(serde::Deserialize, Default)]
 struct MetaCarrier<'a> {
@@ -446,7 +449,8 @@ impl Inner {
             .and_then(|carrier| valid(self.propagator.extract(&carrier)));
         let from_headers = request
             .http
-            .filter(|http| http.headers.contains_key("traceparent"))
+            // A header name made once: one given as text would be parsed at every request.
+            .filter(|http| http.headers.contains_key(&TRACEPARENT_HEADER))
             .and_then(|http| valid(self.propagator.extract(&HeaderCarrier(&http.headers))));
         (from_meta, from_headers)
     }

@@ -249,6 +249,8 @@ struct Queue {
     stop: Option<mpsc::Sender<Result<(), String>>>,
     /// Shut down (or being): spans ending now are not sent.
     stopped: bool,
+    /// The bytes of the last batch that filled.
+    last_full: usize,
 }
 
 /// Spans of one request to the collector, written as protobuf.
@@ -258,6 +260,8 @@ struct Batch {
     /// Each instrumentation scope met (in the order met), and its spans: `ScopeSpans.spans`
     /// fields, one after the other.
     scopes: Vec<(InstrumentationScope, Vec<u8>)>,
+    /// The room its first scope's buffer is made with.
+    reserve: usize,
 }
 
 impl Batch {
@@ -267,12 +271,18 @@ impl Batch {
         let spans = match self.scopes.iter().position(|(seen, _)| seen == scope) {
             Some(index) => &mut self.scopes[index].1,
             None => {
-                self.scopes.push((scope.clone(), Vec::new()));
+                let room = if self.scopes.is_empty() { self.reserve } else { 0 };
+                self.scopes.push((scope.clone(), Vec::with_capacity(room)));
                 &mut self.scopes.last_mut().expect("just pushed").1
             }
         };
         spans.extend_from_slice(span);
         self.spans += 1;
+    }
+
+    /// The bytes its spans take.
+    fn bytes(&self) -> usize {
+        self.scopes.iter().map(|(_, spans)| spans.len()).sum()
     }
 }
 
@@ -450,7 +460,10 @@ impl Shared {
         }
         let max_batch = self.batching.max_batch;
         if queue.batches.back().is_none_or(|batch| batch.spans >= max_batch) {
-            queue.batches.push_back(Batch::default());
+            // A full batch's size is the next one's guess: its buffer is not grown span by span.
+            let guess = queue.batches.back().map_or(queue.last_full, |batch| batch.bytes());
+            queue.last_full = guess;
+            queue.batches.push_back(Batch { spans: 0, scopes: Vec::new(), reserve: guess });
         }
         let batch = queue.batches.back_mut().expect("one is there");
         batch.push(scope, span);
@@ -710,23 +723,44 @@ fn span_flags(trace_flags: u8, remote: bool) -> u32 {
 }
 
 /// An `ExportTraceServiceRequest` of one `ResourceSpans`, a `ScopeSpans` per instrumentation
-/// scope (in the order they first came), the spans in the order they ended.
+/// scope (in the order they first came), the spans in the order they ended. The spans are
+/// written already: the messages around them are written with their lengths first, so that
+/// the spans are copied once.
 fn encode_request(resource: &[u8], resource_schema: &str, batch: &Batch, out: &mut Vec<u8>) {
-    message(out, 1, |out| {
-        message(out, 1, |out| out.extend_from_slice(resource));
-        for (scope, spans) in &batch.scopes {
-            message(out, 2, |out| {
-                message(out, 1, |out| {
-                    string(out, 1, scope.name());
-                    string(out, 2, scope.version().unwrap_or_default());
-                    attributes(out, 3, scope.attributes());
-                });
-                out.extend_from_slice(spans);
-                string(out, 3, scope.schema_url().unwrap_or_default());
+    let field = |length: usize| 1 + varint_length(length as u64) + length;
+    let scopes: Vec<(Vec<u8>, &[u8], Vec<u8>)> = batch
+        .scopes
+        .iter()
+        .map(|(scope, spans)| {
+            let (mut head, mut tail) = (Vec::new(), Vec::new());
+            message(&mut head, 1, |out| {
+                string(out, 1, scope.name());
+                string(out, 2, scope.version().unwrap_or_default());
+                attributes(out, 3, scope.attributes());
             });
-        }
-        string(out, 3, resource_schema);
-    });
+            string(&mut tail, 3, scope.schema_url().unwrap_or_default());
+            (head, spans.as_slice(), tail)
+        })
+        .collect();
+    let scope_length =
+        |(head, spans, tail): &(Vec<u8>, &[u8], Vec<u8>)| head.len() + spans.len() + tail.len();
+    let mut schema = Vec::new();
+    string(&mut schema, 3, resource_schema);
+    let resource_spans = field(resource.len())
+        + scopes.iter().map(|scope| field(scope_length(scope))).sum::<usize>()
+        + schema.len();
+    out.reserve(field(resource_spans));
+    tag(out, 1, 2);
+    varint(out, resource_spans as u64);
+    bytes(out, 1, resource);
+    for scope in &scopes {
+        tag(out, 2, 2);
+        varint(out, scope_length(scope) as u64);
+        out.extend_from_slice(&scope.0);
+        out.extend_from_slice(scope.1);
+        out.extend_from_slice(&scope.2);
+    }
+    out.extend_from_slice(&schema);
 }
 
 /// A span to write: the SDK's span data, or a request's span the telemetry recorded itself
