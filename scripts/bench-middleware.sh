@@ -66,6 +66,7 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 # Pinned (driver and the OTLP sink on CPU 0, every server on CPU 1), then free, as the suite.
 taskset -c 0 "$driver" --middleware --pin --baseline "$baseline" --out bench/middleware-pinned "$@"
+taskset -c 0 "$driver" --middleware --pin --poll --only http --baseline "$baseline" --out bench/middleware-polling "$@"
 "$driver" --middleware --baseline "$baseline" --out bench/middleware-free "$@"
 minutes=$(( (SECONDS - started + 30) / 60 ))
 
@@ -77,7 +78,7 @@ notes=""
   echo
   echo "Written by \`scripts/bench-middleware.sh\` on $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD)$(git diff --quiet -- . ':!bench/middleware*' || echo ' (with uncommitted changes)'),"
   echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), Linux $(uname -r)); the whole script took about $minutes min."
-  echo "Raw rounds: bench/middleware-pinned.json, bench/middleware-free.json."
+  echo "Raw rounds: bench/middleware-pinned.json, bench/middleware-polling.json, bench/middleware-free.json."
   echo
   echo "The performance suite's two-tool server (examples/bench_server.rs), measured as"
   echo "\`scripts/bench-perf.sh\` measures it (\`mcp-bench --middleware\`, bench/src/middleware.rs: the"
@@ -93,7 +94,7 @@ notes=""
   echo "* **telemetry (exporting)**: the same binary with \`--otel\` and \`OTEL_EXPORTER_OTLP_ENDPOINT\`"
   echo "  pointing to an OTLP/HTTP sink in the driver (bench/src/otlp_sink.rs), which answers 200 with"
   echo "  an empty message and counts the spans it receives (table at the end of each section). The"
-  echo "  SDK's defaults otherwise: batches of 512 spans, a queue of 2,048, metrics every 60 s and at exit."
+  echo "  \`OTEL_BSP_*\` defaults otherwise: batches of 512 spans, a queue of 2,048; metrics every 60 s and at exit."
   echo
   echo "Every ratio is taken within a round and the median of the rounds' ratios is the figure."
   echo "**Run-to-run spread**: for each figure, the largest distance from 1 of the A/A ratios (the two"
@@ -104,6 +105,16 @@ notes=""
   echo
   cat bench/middleware-pinned.table.md
   echo
+  echo "## Pinned, HTTP, the clients polling (\`--pin --poll\`)"
+  echo
+  echo "As above, but each HTTP client's connection is non-blocking and its thread yields the CPU"
+  echo "until the answer is there, instead of sleeping in the kernel: a server's answer never wakes"
+  echo "up a halted vCPU. Pinned with sleeping clients, that wake-up is a large and bistable share of"
+  echo "a server's time (the 2026-12-06 evening notes below), which the servers compared pay unequally"
+  echo "from round to round. Polling, the server's own work decides its rate."
+  echo
+  cat bench/middleware-polling.table.md
+  echo
   echo "## Free (no pinning)"
   echo
   cat bench/middleware-free.table.md
@@ -111,5 +122,5 @@ notes=""
   echo "$notes_marker"
   echo "$notes"
 } > bench/middleware.md
-rm -f bench/middleware-pinned.table.md bench/middleware-free.table.md
+rm -f bench/middleware-pinned.table.md bench/middleware-polling.table.md bench/middleware-free.table.md
 echo "wrote bench/middleware.md (about $minutes min)"

@@ -121,13 +121,46 @@ impl Drop for Server {
 }
 
 struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
+    reader: BufReader<Conn>,
+    writer: Conn,
     host: String,
     era: Era,
     session: Option<String>,
     next_id: u64,
     call: Call,
+}
+
+/// A client's connection: blocking, or (`poll`) non-blocking and retried, the thread yielding
+/// the CPU in between, so that it never sleeps in the kernel.
+struct Conn {
+    stream: TcpStream,
+    poll: bool,
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            match self.stream.read(buf) {
+                Err(e) if self.poll && e.kind() == std::io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                other => return other,
+            }
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        loop {
+            match self.stream.write(buf) {
+                Err(e) if self.poll && e.kind() == std::io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                other => return other,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
+    }
 }
 
 struct Answer {
@@ -141,9 +174,14 @@ impl Client {
     fn open(addr: &str, era: Era, call: &Call) -> Client {
         let stream = TcpStream::connect(addr).expect("connect");
         stream.set_nodelay(true).expect("TCP_NODELAY");
+        let poll = crate::POLL.load(Ordering::Relaxed);
+        stream.set_nonblocking(poll).expect("O_NONBLOCK");
         let mut client = Client {
-            reader: BufReader::with_capacity(64 * 1024, stream.try_clone().expect("clone")),
-            writer: stream,
+            reader: BufReader::with_capacity(
+                64 * 1024,
+                Conn { stream: stream.try_clone().expect("clone"), poll },
+            ),
+            writer: Conn { stream, poll },
             host: addr.to_owned(),
             era,
             session: None,

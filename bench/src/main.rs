@@ -124,6 +124,7 @@ fn main() {
             "--runs" => runs = Some(args.next().and_then(|n| n.parse().ok()).expect("--runs needs a number")),
             "--skip-rmcp" => skip_rmcp = true,
             "--pin" => PIN.store(true, std::sync::atomic::Ordering::Relaxed),
+            "--poll" => POLL.store(true, std::sync::atomic::Ordering::Relaxed),
             "--wrap" => {
                 let wrap = args.next().expect("--wrap needs a command");
                 WRAP.set(wrap.split_whitespace().map(str::to_owned).collect()).expect("one --wrap");
@@ -134,7 +135,7 @@ fn main() {
             "--only" => only = Some(args.next().expect("--only needs stdio, http or catalog")),
             "-h" | "--help" => {
                 println!(
-                    "usage: mcp-bench [--quick] [--runs N] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)\n       mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-middleware.sh)\n       mcp-bench --gateway [--only stdio|http|latency|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-gateway.sh)"
+                    "usage: mcp-bench [--quick] [--runs N] [--out PREFIX] [--skip-rmcp] [--only stdio|http|catalog] [--pin] [--wrap CMD] [--ts-server FILE.mjs]   (see scripts/bench-perf.sh)\n       mcp-bench --middleware --baseline BENCH_SERVER [--current BENCH_SERVER] [--decompose] [--only stdio|http] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin] [--poll]   (see scripts/bench-middleware.sh)\n       mcp-bench --gateway [--only stdio|http|latency|memory] [--wrap CMD] [--quick] [--runs N] [--out PREFIX] [--pin]   (see scripts/bench-gateway.sh)"
                 );
                 return;
             }
@@ -401,6 +402,12 @@ fn column_name(name: &str, era: Era) -> String {
 /// Whether servers run on CPU 1 only (`--pin`; the driver is then started on CPU 0 by the
 /// script): every request then crosses between the same two cores.
 static PIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the HTTP clients poll their connections (`--poll`): non-blocking, retried with the
+/// CPU yielded in between, so that a client thread never sleeps in the kernel and a server's
+/// answer never has to wake one up (on this VM, waking a halted vCPU is a large, bistable share
+/// of a pinned server's time: bench/middleware.md).
+pub static POLL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A command line that starts every server (`--wrap 'valgrind --tool=callgrind'`, to profile).
 static WRAP: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();

@@ -302,6 +302,7 @@ fn write(out: &Path, sizes: Sizes, variants: &[Variant], figures: &Figures, expo
         "runs": sizes.runs,
         "slices": sizes.slices,
         "pinned": crate::PIN.load(std::sync::atomic::Ordering::Relaxed),
+        "polling_clients": crate::POLL.load(std::sync::atomic::Ordering::Relaxed),
         "seconds": run.took,
         "stdio_processes": run.stdio_processes,
         "machine": machine.json(),

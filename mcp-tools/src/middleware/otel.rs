@@ -554,7 +554,7 @@ struct SpanAttributes {
     version: Option<(Option<u8>, Value)>,
     session: Option<Box<str>>,
     /// The client's address and port, over HTTP.
-    peer: Option<(StringValue, u16)>,
+    peer: Option<(Arc<Address>, u16)>,
 }
 
 impl SpanAttributes {
@@ -579,7 +579,7 @@ impl SpanAttributes {
             attributes.push(KeyValue::new(SESSION_ID, String::from(session.clone())));
         }
         if let Some((address, port)) = &self.peer {
-            attributes.push(KeyValue::new(CLIENT_ADDRESS, address.clone()));
+            attributes.push(KeyValue::new(CLIENT_ADDRESS, StringValue::from(address.text.clone())));
             attributes.push(KeyValue::new(CLIENT_PORT, i64::from(*port)));
         }
         attributes
@@ -617,15 +617,20 @@ impl request_span::Attributes for SpanAttributes {
             out.extend_from_slice(&prepared.transports[usize::from(metric.http)]);
         }
         if let Some(target) = &metric.target {
+            // A known tool's or prompt's attribute is written already.
+            let name = |out: &mut Vec<u8>, key| match &metric.known {
+                Some(known) => out.extend_from_slice(&known.attribute),
+                None => otlp::attribute_text(out, key, target),
+            };
             if metric.method_index == Some(TOOLS_CALL) {
                 if room() {
-                    otlp::attribute_text(out, TOOL, target);
+                    name(out, TOOL);
                 }
                 if room() {
                     out.extend_from_slice(&prepared.operation);
                 }
             } else if room() {
-                otlp::attribute_text(out, PROMPT, target);
+                name(out, PROMPT);
             }
         }
         if metric.http && room() {
@@ -657,10 +662,10 @@ impl request_span::Attributes for SpanAttributes {
         }
         if let Some((address, port)) = &self.peer {
             if room() {
-                otlp::attribute_text(out, CLIENT_ADDRESS, address.as_str());
+                out.extend_from_slice(&address.attribute);
             }
             if room() {
-                otlp::attribute(out, CLIENT_PORT, &Value::I64(i64::from(*port)));
+                otlp::attribute_int(out, CLIENT_PORT, i64::from(*port));
             }
         }
     }
@@ -757,19 +762,28 @@ fn known_version(version: &str) -> (Option<u8>, Value) {
     }
 }
 
-/// A client's IP address as an attribute value. Consecutive requests on a thread mostly come
-/// from one address (a client's connection, or the proxy in front): the last one is kept, per
-/// thread, and shared.
-fn client_address(ip: IpAddr) -> StringValue {
+/// A client's IP address: as text, and as the span attribute `client.address` written.
+struct Address {
+    text: Arc<str>,
+    attribute: Box<[u8]>,
+}
+
+/// A client's IP address as an attribute. Consecutive requests on a thread mostly come from one
+/// address (a client's connection, or the proxy in front): the last one is kept, per thread, and
+/// shared.
+fn client_address(ip: IpAddr) -> Arc<Address> {
     thread_local! {
-        static LAST: RefCell<Option<(IpAddr, Arc<str>)>> = const { RefCell::new(None) };
+        static LAST: RefCell<Option<(IpAddr, Arc<Address>)>> = const { RefCell::new(None) };
     }
     LAST.with_borrow_mut(|last| match last {
-        Some((kept, text)) if *kept == ip => StringValue::from(text.clone()),
+        Some((kept, address)) if *kept == ip => address.clone(),
         _ => {
             let text: Arc<str> = ip.to_string().into();
-            *last = Some((ip, text.clone()));
-            StringValue::from(text)
+            let mut attribute = Vec::new();
+            otlp::attribute_text(&mut attribute, CLIENT_ADDRESS, &text);
+            let address = Arc::new(Address { text, attribute: attribute.into() });
+            *last = Some((ip, address.clone()));
+            address
         }
     })
 }
@@ -891,6 +905,8 @@ struct Target {
     span_name: Option<&'static str>,
     /// The handles of its requests' attribute sets.
     handles: Handles,
+    /// Its span attribute (`gen_ai.tool.name` or `gen_ai.prompt.name`) written.
+    attribute: Box<[u8]>,
 }
 
 /// Handles bound to attribute sets, by [`Metric::code`].
@@ -933,10 +949,13 @@ impl Durations {
             return None;
         }
         let method = if prompt { "prompts/get" } else { "tools/call" };
+        let mut attribute = Vec::new();
+        otlp::attribute_text(&mut attribute, if prompt { PROMPT } else { TOOL }, name);
         let target = Arc::new(Target {
             name: name.clone(),
             span_name: span_name(method, name),
             handles: Handles::default(),
+            attribute: attribute.into(),
         });
         targets.insert(name.as_ref().into(), target.clone());
         Some(target)
@@ -1070,7 +1089,7 @@ mod tests {
 
     #[test]
     fn a_client_address_is_the_requests_own() {
-        let text = |ip: &str| client_address(ip.parse().unwrap()).as_str().to_owned();
+        let text = |ip: &str| client_address(ip.parse().unwrap()).text.to_string();
         for ip in ["127.0.0.1", "127.0.0.1", "::1", "10.0.0.7", "10.0.0.7", "127.0.0.1"] {
             assert_eq!(text(ip), ip);
         }

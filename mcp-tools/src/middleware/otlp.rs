@@ -863,6 +863,20 @@ pub(crate) fn attribute(out: &mut Vec<u8>, key: &str, value: &Value) {
     message(out, 9, |out| key_value(out, key, value));
 }
 
+/// A span's attribute of an integer value (field 9 of a `Span`), as [`attribute`] writes it.
+pub(crate) fn attribute_int(out: &mut Vec<u8>, key: &str, value: i64) {
+    let any_value = 1 + varint_length(value as u64);
+    let key_value =
+        if key.is_empty() { 0 } else { 1 + varint_length(key.len() as u64) + key.len() } + 2 + any_value;
+    tag(out, 9, 2);
+    varint(out, key_value as u64);
+    string(out, 1, key);
+    tag(out, 2, 2);
+    varint(out, any_value as u64);
+    tag(out, 3, 0);
+    varint(out, value as u64);
+}
+
 /// A span's attribute of a string value (field 9 of a `Span`), as [`attribute`] writes it. Its
 /// lengths are known in advance: they are written first, and nothing is moved.
 pub(crate) fn attribute_text(out: &mut Vec<u8>, key: &str, value: &str) {
@@ -1151,6 +1165,14 @@ mod tests {
                 attribute(&mut general, key, &Value::from(value.to_owned()));
                 attribute_text(&mut text, key, value);
                 assert_eq!(general, text, "{} {}", key.len(), value.len());
+            }
+        }
+        for key in ["", "client.port"] {
+            for value in [0, 1, 4567, -7, i64::MAX, i64::MIN] {
+                let (mut general, mut int) = (Vec::new(), Vec::new());
+                attribute(&mut general, key, &Value::I64(value));
+                attribute_int(&mut int, key, value);
+                assert_eq!(general, int, "{key} {value}");
             }
         }
         for value in [0, 1, 127, 128, 16_383, 16_384, u64::MAX] {
