@@ -215,30 +215,21 @@ impl Telemetry {
                 .map_err(|e| TelemetryError(format!("cannot set up the OTLP metric exporter: {e}")))?;
             metrics = metrics.with_periodic_exporter(exporter);
         }
-        Ok(Self::with_queue(traces.build(), metrics.build(), queue))
+        Ok(Self::with_direct(traces.build(), metrics.build(), |scope| {
+            queue.map(|queue| Direct::from_env(queue, scope.clone()))
+        }))
     }
 
     /// Telemetry of providers you built: your exporters, processors, sampler and resource (the
     /// SDK's in-memory exporters in tests). Request spans are the SDK's spans, so that your
     /// processors see them. [`shutdown`](Self::shutdown) shuts them down.
     pub fn new(tracer_provider: SdkTracerProvider, meter_provider: SdkMeterProvider) -> Telemetry {
-        Self::with_queue(tracer_provider, meter_provider, None)
-    }
-
-    /// The telemetry of these providers; with `queue` (the telemetry's own OTLP processor's, in
-    /// `tracer_provider`), request spans are queued there without the SDK's span.
-    fn with_queue(
-        tracer_provider: SdkTracerProvider,
-        meter_provider: SdkMeterProvider,
-        queue: Option<otlp::SpanQueue>,
-    ) -> Telemetry {
-        Self::with_direct(tracer_provider, meter_provider, |scope| {
-            queue.map(|queue| Direct::from_env(queue, scope.clone()))
-        })
+        Self::with_direct(tracer_provider, meter_provider, |_| None)
     }
 
     /// The telemetry of these providers, whose request spans are recorded by `direct` (given the
-    /// telemetry's instrumentation scope), if it makes one.
+    /// telemetry's instrumentation scope) if it makes one: `from_env`'s, queued to its own OTLP
+    /// processor in `tracer_provider` without the SDK's span. Else they are the SDK's spans.
     fn with_direct(
         tracer_provider: SdkTracerProvider,
         meter_provider: SdkMeterProvider,

@@ -286,6 +286,15 @@ impl Batch {
     }
 }
 
+/// A `Resource` message's fields (its attributes), and its schema.
+fn write_resource(resource: &Resource) -> (Vec<u8>, String) {
+    let mut written = Vec::new();
+    for (key, value) in resource.iter() {
+        message(&mut written, 1, |out| key_value(out, key.as_str(), value));
+    }
+    (written, resource.schema_url().unwrap_or_default().to_owned())
+}
+
 /// A span as a `ScopeSpans.spans` field.
 #[cfg(test)]
 fn write_span(out: &mut Vec<u8>, span: &SpanData) {
@@ -395,12 +404,7 @@ impl SpanProcessor for OtlpSpanProcessor {
     }
 
     fn set_resource(&mut self, resource: &Resource) {
-        let mut written = Vec::new();
-        for (key, value) in resource.iter() {
-            message(&mut written, 1, |out| key_value(out, key.as_str(), value));
-        }
-        let schema = resource.schema_url().unwrap_or_default().to_owned();
-        *self.shared.sender.resource.lock().unwrap_or_else(|e| e.into_inner()) = (written, schema);
+        *self.shared.sender.resource.lock().unwrap_or_else(|e| e.into_inner()) = write_resource(resource);
     }
 }
 
@@ -548,8 +552,6 @@ struct Sender {
     client: Mutex<Option<reqwest::blocking::Client>>,
     /// The `Resource` message (its attributes), written once, and its schema.
     resource: Mutex<(Vec<u8>, String)>,
-    /// The size of the last request, to size the next one's buffer.
-    last_size: std::sync::atomic::AtomicUsize,
 }
 
 impl Sender {
@@ -559,17 +561,14 @@ impl Sender {
             config,
             client: Mutex::new(Some(client)),
             resource: Mutex::new((Vec::new(), String::new())),
-            last_size: Default::default(),
         })
     }
 
-    /// The request for a batch.
+    /// The request for a batch (`encode_request` makes room for all of it at once).
     fn request(&self, batch: &Batch) -> Vec<u8> {
-        let size = self.last_size.load(std::sync::atomic::Ordering::Relaxed).max(1024);
-        let mut body = Vec::with_capacity(size + size / 8);
+        let mut body = Vec::new();
         let resource = self.resource.lock().unwrap_or_else(|e| e.into_inner());
         encode_request(&resource.0, &resource.1, batch, &mut body);
-        self.last_size.store(body.len(), std::sync::atomic::Ordering::Relaxed);
         body
     }
 
@@ -1069,10 +1068,7 @@ mod tests {
         resource: &Resource,
         batch: Vec<SpanData>,
     ) -> (ExportTraceServiceRequest, ExportTraceServiceRequest) {
-        let mut written = Vec::new();
-        for (key, value) in resource.iter() {
-            message(&mut written, 1, |out| key_value(out, key.as_str(), value));
-        }
+        let (written, schema) = write_resource(resource);
         let mut queued = Batch::default();
         for span in &batch {
             let mut one = Vec::new();
@@ -1080,7 +1076,7 @@ mod tests {
             queued.push(&span.instrumentation_scope, &one);
         }
         let mut ours = Vec::new();
-        encode_request(&written, resource.schema_url().unwrap_or_default(), &queued, &mut ours);
+        encode_request(&written, &schema, &queued, &mut ours);
         let ours = ExportTraceServiceRequest::decode(ours.as_slice()).expect("the protobuf reads back");
         let resource_spans =
             group_spans_by_resource_and_scope(batch, &ResourceAttributesWithSchema::from(resource));
